@@ -1,0 +1,147 @@
+"""AIE1 numbers (Versal AI Core, VC1902 / VCK190) and the xcvc1902 device.
+
+Sources, cited on each number:
+  [F]   /work/shared/AIE_FACTS.md (section named in the comment).
+  [TMh] mlir-aie include/aie/Dialect/AIE/IR/AIETargetModel.h, AIE1TargetModel and
+        VC1902TargetModel.
+  [TMc] mlir-aie lib/Dialect/AIE/IR/AIETargetModel.cpp,
+        AIE1TargetModel::getNumDestSwitchboxConnections (master = "out") and
+        getNumSourceSwitchboxConnections (slave = "in").
+  [UG1079] AI Engine kernel and graph programming guide ("AI Engine Tile
+        Interface", "Memory and DMA Programming").
+AIE1 has no memory tiles: row 0 is the shim row, every other row holds cores.
+"""
+
+from __future__ import annotations
+
+from tilelang.devices.model import Device
+from tilelang.devices.spec import ArchSpec, TileSpec
+
+AIE1_COMPUTE = TileSpec(
+    kind="compute",
+    memory_bytes=32768,  # [TMh] AIE1 getLocalMemorySize 0x8000; [F] "32 KiB"
+    banks=4,  # [TMh] AIE1 getNumBanks 4; [F] "4 banks"
+    locks=16,  # [TMh] AIE1 getNumLocks 16 (binary: getMaxLockValue 1); [F] locks row
+    bds=16,  # [TMh] AIE1 getNumBDs 16; [F] buffer descriptors row
+    dma_s2mm=2,  # [F] "core 2+2"
+    dma_mm2s=2,
+    dma_dims=2,  # [F] "2-d (core)"; [UG1079] DMA features table: tile DMA "2D"
+    bd_bits=(
+        # Unconfirmed: 13 bits is what a 32 KiB memory needs in 32-bit words
+        # (8192 words); the register field width was not seen in a primary source.
+        ("len", 13),
+        # unconfirmed: AIE1 2-D X/Y wrap width, not seen in a primary source
+        ("wrap", 8),
+        # unconfirmed: AIE1 2-D X/Y increment width, likewise
+        ("stride", 8),
+        # AIE1 BDs have no iteration dimension (an AIE2 addition)
+        ("iteration", 0),
+    ),
+    # [TMc] AIE1 core Dest: Core, DMA, FIFO 2 each; North 6, South 4, East/West 4.
+    ports_out=(
+        ("Core", 2),
+        ("DMA", 2),
+        ("FIFO", 2),
+        ("North", 6),
+        ("South", 4),
+        ("East", 4),
+        ("West", 4),
+    ),
+    # [TMc] AIE1 core Source: Core, DMA, FIFO 2 each; North 4, South 6,
+    # East/West 4, Trace 2.
+    ports_in=(
+        ("Core", 2),
+        ("DMA", 2),
+        ("FIFO", 2),
+        ("North", 4),
+        ("South", 6),
+        ("East", 4),
+        ("West", 4),
+        ("Trace", 2),
+    ),
+)
+
+# Shim switch ports, [TMc] AIE1 shim cases (the same for NoC and PL shims there).
+# The shim DMA reaches the switch through the shim mux and the South ports.
+_SHIM_OUT = (("FIFO", 2), ("North", 6), ("South", 6), ("East", 4), ("West", 4))
+_SHIM_IN = (
+    ("FIFO", 2),
+    ("North", 4),
+    ("South", 8),
+    ("East", 4),
+    ("West", 4),
+    ("Trace", 1),
+)
+
+AIE1_SHIM_NOC = TileSpec(
+    kind="shim",
+    memory_bytes=0,  # [TMh] shim tiles "do not contain any memory"
+    banks=0,
+    locks=16,  # [TMh] AIE1 getNumLocks 16
+    bds=16,  # [TMh] AIE1 getNumBDs 16; [F] "16"
+    dma_s2mm=2,  # [F] "shim 2+2"; mlir-aie getNum*ShimMuxConnections DMA 2
+    dma_mm2s=2,
+    dma_dims=1,  # unconfirmed: the AIE1 shim DMA is taken as linear only
+    bd_bits=(
+        ("len", 32),  # unconfirmed for AIE1 ([F] gives 32 bits for the AIE2 shim)
+        ("wrap", 0),
+        ("stride", 0),
+        ("iteration", 0),
+    ),
+    ports_out=_SHIM_OUT,
+    ports_in=_SHIM_IN,
+)
+
+# PL shims have no shim DMA ([TMh] isShimPLTile: "do not include a ShimDMA").
+AIE1_SHIM_PL = TileSpec(
+    kind="shim",
+    memory_bytes=0,
+    banks=0,
+    locks=0,  # derived: locks of a shim tile serve its DMA, which a PL shim lacks
+    bds=0,
+    dma_s2mm=0,
+    dma_mm2s=0,
+    dma_dims=0,
+    bd_bits=(("len", 0), ("wrap", 0), ("stride", 0), ("iteration", 0)),
+    ports_out=_SHIM_OUT,
+    ports_in=_SHIM_IN,
+)
+
+AIE1_MACS: tuple[tuple[str, float], ...] = (
+    ("i8", 128.0),  # [F] "Compute rates": AIE1 int8 128 (UG1079)
+    ("i16", 32.0),  # [F] AIE1 int16 32 (int16 x int8 would be 64)
+    # unconfirmed here: UG1079's precision table (32 x 32 real: 8), not in [F]
+    ("i32", 8.0),
+    ("f32", 8.0),  # [F] AIE1 f32 8; [F] peak 6.4 TFLOPS = 400 cores x 8 x 2 x 1 GHz
+    # no bf16 entry: [F] lists "-" for AIE1 bf16 (no bf16 datapath)
+)
+
+AIE1 = ArchSpec(
+    name="aie1",
+    compute=AIE1_COMPUTE,
+    mem=None,  # AIE1 has no memory tiles ([TMh] AIE1 isMemTile false)
+    shim_noc=AIE1_SHIM_NOC,
+    shim_pl=AIE1_SHIM_PL,
+    macs=AIE1_MACS,
+    # [TMc] AIE1TargetModel::isLegalMemAffinity: own, north, south, and east on
+    # even rows / west on odd rows (the memory module sits on alternating sides).
+    affinity="checkerboard",
+)
+
+XCVC1902 = Device(
+    name="xcvc1902",
+    family="aie1",
+    arch=AIE1,
+    cols=50,  # [TMh] VC1902TargetModel::columns 50; [F] "50 x 9"
+    rows=9,  # [TMh] rows 9: "One Shim row and 8 Core rows"
+    aie_device_id=1,  # [F] AIEDevice xcvc1902=1
+    clock_hz=1.0e9,  # [F] peaks quoted "at 1 GHz" (1 to 1.25 GHz by speed grade)
+    stream_bits=32,  # [F] "32 bits per cycle per channel on AIE1"; [UG1079] 32-bit AXI4-Stream
+    vector_bits=256,  # [UG1079] "two 256-bit wide load units and one 256-bit wide store unit"
+    mem_rows=(),
+    # [TMh] VC1902TargetModel nocColumns; [F] devices table
+    noc_columns=(2, 3, 6, 7, 10, 11, 18, 19, 26, 27, 34, 35, 42, 43, 46, 47),
+)
+
+#: Every AIE1 device this module defines.
+DEVICES: tuple[Device, ...] = (XCVC1902,)

@@ -1,0 +1,233 @@
+"""AIE2 / AIE-ML numbers (Versal AI Edge xcve*, Ryzen AI npu1) and their devices.
+
+Sources, cited on each number:
+  [F]   /work/shared/AIE_FACTS.md (section named in the comment).
+  [TMh] mlir-aie include/aie/Dialect/AIE/IR/AIETargetModel.h, class AIE2TargetModel
+        and the per-device classes (VE2302/VE2802/BaseNPU1/VirtualizedNPU1).
+  [TMc] mlir-aie lib/Dialect/AIE/IR/AIETargetModel.cpp,
+        AIE2TargetModel::getNumDestSwitchboxConnections (master = "out") and
+        getNumSourceSwitchboxConnections (slave = "in").
+  [AM025] AIE-ML register reference (DMA_BD* fields of MEMORY_MODULE / MEMORY_TILE_MODULE).
+  [UG1603] AI Engine-ML kernel and graph programming guide, "Memory and DMA Programming".
+  [PG4c] mlir-aie programming guide, section 4c (vector_scalar_mul, matmul figures).
+AIE-ML (xcve*) and AIE2 (npu1) share one architecture in mlir-aie: both use
+AIE2TargetModel, so one ArchSpec serves family "aieml" and family "aie2".
+"""
+
+from __future__ import annotations
+
+from tilelang.devices.model import Device
+from tilelang.devices.spec import ArchSpec, TileSpec
+
+# Stream-switch ports of a compute tile; [F] "Stream switch (AIE2 compute tile)" and
+# [TMc] core-tile cases. North/East/West drop to 0 at the array edge (model.py).
+# [TMc] core Dest: Core 1, DMA 2, FIFO 1, North 6, South 4, East/West 4.
+_COMPUTE_OUT = (
+    ("Core", 1),
+    ("DMA", 2),
+    ("FIFO", 1),
+    ("North", 6),
+    ("South", 4),
+    ("East", 4),
+    ("West", 4),
+)
+# [TMc] core Source: Core 1, DMA 2, FIFO 1, North 4, South 6, East/West 4,
+# Trace 2 (core trace and memory trace).
+_COMPUTE_IN = (
+    ("Core", 1),
+    ("DMA", 2),
+    ("FIFO", 1),
+    ("North", 4),
+    ("South", 6),
+    ("East", 4),
+    ("West", 4),
+    ("Trace", 2),
+)
+
+AIE2_COMPUTE = TileSpec(
+    kind="compute",
+    memory_bytes=65536,  # [TMh] getLocalMemorySize 0x10000; [F] "64 KiB"
+    banks=4,  # [TMh] getNumBanks 4 for non-memtiles; [F] "modelled as 4 banks (physically 8)"
+    locks=16,  # [TMh] getNumLocks 16 outside memtiles; [F] locks row
+    bds=16,  # [TMh] getNumBDs 16; [F] buffer descriptors row
+    dma_s2mm=2,  # [F] "core 2+2"; [UG1603] tile DMA 2 S2MM / 2 MM2S
+    dma_mm2s=2,
+    dma_dims=3,  # [UG1603] AIE-ML tile DMA "3D"; mlir-aie rejects a 4th dim on a core BD
+    bd_bits=(
+        ("len", 14),  # [AM025] DMA_BD*_0 Buffer_Length bits 13:0; [F] "14 bits core"
+        ("wrap", 8),  # [AM025] D0_Wrap 20:13, D1_Wrap 28:21; [F] "wrap 8"
+        ("stride", 13),  # [AM025] D0/D1 Stepsize 12:0, range [1:8k]; [F] "stride 13"
+        # [AM025] Iteration_Wrap 18:13, range [1:64]; [F] "iteration 6 bits"
+        ("iteration", 6),
+    ),
+    ports_out=_COMPUTE_OUT,
+    ports_in=_COMPUTE_IN,
+)
+
+AIE2_MEM = TileSpec(
+    kind="mem",
+    memory_bytes=524288,  # [TMh] getMemTileSize 0x80000; [F] "512 KiB"
+    banks=8,  # [TMh] getNumBanks 8 for memtiles; [F] "8 banks"
+    locks=64,  # [TMh] getNumLocks 64 for memtiles; [F] "64 per memtile"
+    bds=48,  # [TMh] getNumBDs 48 (even channels BDs 0-23, odd 24-47, isBdChannelAccessible)
+    dma_s2mm=6,  # [F] "memtile 6+6"; [UG1603] memory tile 6/6
+    dma_mm2s=6,
+    dma_dims=4,  # [UG1603] memory tile DMA "4D"; [F] "memtile 4-d"
+    bd_bits=(
+        # [AM025] MEMORY_TILE DMA_BD*_0 Buffer_Length 16:0; [F] "17 bits memtile"
+        ("len", 17),
+        # [AM025] MEMORY_TILE D2_Wrap 26:17; [F] "wrap 10"
+        ("wrap", 10),
+        # [AM025] MEMORY_TILE D2_Stepsize 16:0, range [1:128k]; [F] "stride 17"
+        ("stride", 17),
+        # [F] "iteration 6 bits"; aie-rt memtile IterCurrMax (1 << 6) - 1
+        ("iteration", 6),
+    ),
+    # [TMc] memtile Dest: DMA 6, North 6, South 4; no Core/FIFO/East/West ([F] "no East/West").
+    ports_out=(("DMA", 6), ("North", 6), ("South", 4)),
+    # [TMc] memtile Source: DMA 6, North 4, South 6, Trace 1.
+    ports_in=(("DMA", 6), ("North", 4), ("South", 6), ("Trace", 1)),
+)
+
+# Shim switch ports, [TMc] shim cases (identical for NoC and PL shims there);
+# [F] "Shim: North 6 out / 4 in, South 6 out / 8 in, East/West 4". The shim DMA
+# is not a switch bundle: it reaches the switch through the shim mux and the
+# South ports (mlir-aie getNumDest/SourceShimMuxConnections DMA 2).
+_SHIM_OUT = (("FIFO", 1), ("North", 6), ("South", 6), ("East", 4), ("West", 4))
+_SHIM_IN = (
+    ("FIFO", 1),
+    ("North", 4),
+    ("South", 8),
+    ("East", 4),
+    ("West", 4),
+    ("Trace", 1),
+)
+
+AIE2_SHIM_NOC = TileSpec(
+    kind="shim",
+    memory_bytes=0,  # [TMh] shim tiles "do not contain any memory"
+    banks=0,
+    locks=16,  # [TMh] getNumLocks 16 outside memtiles; [F] "16 per core/shim tile"
+    bds=16,  # [TMh] getNumBDs 16; [F] "16 per core/shim tile"
+    dma_s2mm=2,  # [F] "shim 2+2"; [UG1603] interface tile DMA 2/2
+    dma_mm2s=2,
+    dma_dims=3,  # [UG1603] interface tile DMA "3D" plus the repeat; [F] "shim 3-d + repeat"
+    bd_bits=(
+        ("len", 32),  # [F] "32 bits shim"
+        # mlir-aie NpuDmaMemcpyNdOp::verify: sizes <= 0x3FF; [F] "wrap 10"
+        ("wrap", 10),
+        # same verifier: strides <= 0x100000, "[1:1M]"; [F] "stride 20"
+        ("stride", 20),
+        # same verifier: "Size 3 exceeds the [1:64] range"; [F] "6 bits"
+        ("iteration", 6),
+    ),
+    ports_out=_SHIM_OUT,
+    ports_in=_SHIM_IN,
+)
+
+# A PL-only shim (xcve* columns outside the NoC list) has no shim DMA ([TMh]
+# isShimPLTile: "do not include a ShimDMA"), so no channels, BDs or DMA locks.
+AIE2_SHIM_PL = TileSpec(
+    kind="shim",
+    memory_bytes=0,
+    banks=0,
+    locks=0,  # derived: locks of a shim tile serve its DMA, which a PL shim lacks
+    bds=0,
+    dma_s2mm=0,
+    dma_mm2s=0,
+    dma_dims=0,
+    bd_bits=(("len", 0), ("wrap", 0), ("stride", 0), ("iteration", 0)),
+    ports_out=_SHIM_OUT,
+    ports_in=_SHIM_IN,
+)
+
+AIE2_MACS: tuple[tuple[str, float], ...] = (
+    # [F] "Compute rates": AIE2 int8 256 (derived from the matmul intrinsic shapes)
+    ("i8", 256.0),
+    # [F] int16 64 (programming guide); [PG4c] 64^3 int16 matmul ideal 2048 cycles
+    ("i16", 64.0),
+    ("bf16", 128.0),  # [F] bf16 128
+    # Estimate, unconfirmed: no 32x32-bit multiplier in the vector unit; a 32-bit
+    # product is built from 32x16-bit halves, taken here as a quarter of int16.
+    ("i32", 16.0),
+    # Estimate, unconfirmed: no native f32 MAC ([F] "emulated"; AM020 / UG1603
+    # "Floating-Point Operations": f32 emulated with bf16). Three bf16 partial
+    # products per f32 product (the "fast" accuracy mode) gives bf16 / 3.
+    ("f32", 128.0 / 3.0),
+)
+
+AIE2 = ArchSpec(
+    name="aie2",
+    compute=AIE2_COMPUTE,
+    mem=AIE2_MEM,
+    shim_noc=AIE2_SHIM_NOC,
+    shim_pl=AIE2_SHIM_PL,
+    macs=AIE2_MACS,
+    # [TMc] AIE2TargetModel::isLegalMemAffinity: own (isMemEast = internal), west,
+    # north, south unless the south tile is a memtile; [UG1603] "north, south and west".
+    affinity="west",
+)
+
+# Clocks: 1 GHz is [F]'s "usual assumption for npu1 in the programming guide" and
+# AM020's nominal AIE-ML clock for -1L parts (PL interface bandwidth section).
+_CLOCK_HZ = 1.0e9
+# [F] "Stream width: 32 bits per cycle per channel on AIE1/AIE2 (npu1)".
+_STREAM_BITS = 32
+# Vector width for elementwise throughput: [PG4c] 1024 int16 elements in an ideal
+# 32 cycles = 32 lanes x 16 bits = 512 bits per cycle (derived).
+_VECTOR_BITS = 512
+
+# mlir-aie AIEDevice enum values, [F] "Enum attributes": npu1=4, npu1_1col..3col=5..7.
+_NPU1_IDS = {1: 5, 2: 6, 3: 7, 4: 4}
+
+
+def _npu1(cols: int) -> Device:
+    """npu1 with ``cols`` columns: [F] "4 x 6 ... row 0 shim (all NoC), row 1 memtile"."""
+    return Device(
+        name="npu1" if cols == 4 else f"npu1_{cols}col",
+        family="aie2",
+        arch=AIE2,
+        cols=cols,
+        rows=6,  # [TMh] BaseNPU1TargetModel::rows 6
+        aie_device_id=_NPU1_IDS[cols],
+        clock_hz=_CLOCK_HZ,
+        stream_bits=_STREAM_BITS,
+        vector_bits=_VECTOR_BITS,
+        mem_rows=(1,),  # [TMh] BaseNPU1TargetModel::isMemTile row == 1
+        # [TMh] VirtualizedNPU1TargetModel::isShimNOCTile: row == 0
+        noc_columns=tuple(range(cols)),
+    )
+
+
+NPU1_DEVICES: tuple[Device, ...] = tuple(_npu1(c) for c in (4, 1, 2, 3))
+
+XCVE2302 = Device(
+    name="xcve2302",
+    family="aieml",
+    arch=AIE2,
+    cols=17,  # [TMh] VE2302TargetModel::columns 17; [F] "17 x 4"
+    rows=4,  # [TMh] rows 4: one shim row, one memtile row, two core rows
+    aie_device_id=2,  # [F] AIEDevice xcve2302=2
+    clock_hz=_CLOCK_HZ,
+    stream_bits=_STREAM_BITS,
+    vector_bits=_VECTOR_BITS,
+    mem_rows=(1,),  # [TMh] VE2302 isMemTile row == 1
+    noc_columns=(2, 3, 6, 7, 10, 11),  # [TMh] VE2302TargetModel nocColumns
+)
+
+XCVE2802 = Device(
+    name="xcve2802",
+    family="aieml",
+    arch=AIE2,
+    cols=38,  # [TMh] VE2802TargetModel::columns 38; [F] "38 x 11"
+    rows=11,  # [TMh] rows 11: one shim row, two memtile rows, eight core rows
+    aie_device_id=3,  # [F] AIEDevice xcve2802=3
+    clock_hz=_CLOCK_HZ,
+    stream_bits=_STREAM_BITS,
+    vector_bits=_VECTOR_BITS,
+    mem_rows=(1, 2),  # [TMh] VE2802 isMemTile row == 1 || row == 2
+    noc_columns=(2, 3, 6, 7, 14, 15, 22, 23, 30, 31, 34, 35),  # [TMh] VE2802 nocColumns
+)
+
+#: Every AIE2 / AIE-ML device this module defines.
+DEVICES: tuple[Device, ...] = (*NPU1_DEVICES, XCVE2302, XCVE2802)

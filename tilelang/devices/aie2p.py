@@ -1,0 +1,65 @@
+"""AIE2P (XDNA2, Ryzen AI "Strix" npu2) numbers and devices.
+
+Sources as in ``aie2.py``: [F] /work/shared/AIE_FACTS.md, [TMh]/[TMc] mlir-aie's
+AIETargetModel.h/.cpp. mlir-aie models npu2 with BaseNPU2TargetModel, a subclass of
+AIE2TargetModel that overrides only the architecture tag, the shim burst lengths
+and block formats: tiles, memories, locks, BDs and stream-switch ports are the
+AIE2 ones, so this file reuses them. What differs here is the compute rate.
+"""
+
+from __future__ import annotations
+
+from tilelang.devices.aie2 import AIE2_COMPUTE, AIE2_MEM, AIE2_SHIM_NOC, AIE2_SHIM_PL
+from tilelang.devices.model import Device
+from tilelang.devices.spec import ArchSpec
+
+AIE2P_MACS: tuple[tuple[str, float], ...] = (
+    # [F] "Compute rates": AIE2P int8 512 (derived from the intrinsic shapes)
+    ("i8", 512.0),
+    ("i16", 128.0),  # [F] AIE2P int16 128
+    ("bf16", 256.0),  # [F] AIE2P bf16 256
+    ("i32", 32.0),  # estimate, unconfirmed: a quarter of int16, as on AIE2 (aie2.py)
+    # estimate, unconfirmed: emulated, bf16 / 3 as on AIE2 (aie2.py)
+    ("f32", 256.0 / 3.0),
+)
+
+AIE2P = ArchSpec(
+    name="aie2p",
+    compute=AIE2_COMPUTE,
+    mem=AIE2_MEM,
+    shim_noc=AIE2_SHIM_NOC,
+    shim_pl=AIE2_SHIM_PL,  # unused: npu2 has no PL shims ([TMh] isShimPLTile false)
+    macs=AIE2P_MACS,
+    affinity="west",  # [TMc] inherited AIE2TargetModel::isLegalMemAffinity
+)
+
+# Unconfirmed: no primary source for the npu2 AIE clock; 1 GHz as for npu1 ([F]).
+_CLOCK_HZ = 1.0e9
+# Unconfirmed: [F] says 64-bit streams on AIE-ML v2 / AIE2P are "unconfirmed for
+# npu2"; mlir-aie gives npu2 the AIE2 port counts, so the AIE2 32 bits are kept.
+_STREAM_BITS = 32
+# Unconfirmed: the AIE2 512-bit vector width (aie2.py) assumed unchanged.
+_VECTOR_BITS = 512
+
+
+def _npu2(cols: int) -> Device:
+    """npu2 with ``cols`` columns: [F] "8 x 6 ... as npu1 (32 cores)"."""
+    return Device(
+        name="npu2" if cols == 8 else f"npu2_{cols}col",
+        family="aie2p",
+        arch=AIE2P,
+        cols=cols,  # [TMh] NPU2TargetModel::columns 8; Virtualized: the given count
+        rows=6,  # [TMh] BaseNPU2TargetModel::rows 6
+        # [F] AIEDevice npu2=8, npu2_1col..7col=9..15
+        aie_device_id=8 if cols == 8 else 8 + cols,
+        clock_hz=_CLOCK_HZ,
+        stream_bits=_STREAM_BITS,
+        vector_bits=_VECTOR_BITS,
+        mem_rows=(1,),  # [TMh] BaseNPU2TargetModel::isMemTile row == 1
+        # [TMh] BaseNPU2TargetModel::isShimNOCTile: row == 0
+        noc_columns=tuple(range(cols)),
+    )
+
+
+#: Every AIE2P device this module defines.
+DEVICES: tuple[Device, ...] = tuple(_npu2(c) for c in (8, 1, 2, 3, 4, 5, 6, 7))

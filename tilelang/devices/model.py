@@ -1,0 +1,373 @@
+"""The :class:`Device` model: an array of shim, memory and compute tiles.
+
+A Device is immutable data plus queries. Hardware numbers come from the family
+files (``aie1.py``, ``aie2.py``, ``aie2p.py``), where each is cited; this module
+only holds the rules that turn per-kind tables into per-tile answers (array
+edges, NoC shims, neighbour links, shared memories).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from tilelang.devices.layout import (
+    LINK_BUNDLES,
+    TILE_KINDS,
+    Coord,
+    bundle_name,
+    check_layout,
+    coord,
+    dma_direction,
+    dtype_of,
+    port_direction,
+)
+from tilelang.devices.spec import ArchSpec, TileSpec
+from tilelang.errors import DesignError
+from tilelang.ir.dtypes import DType
+
+__all__ = ["Coord", "Device"]
+
+
+@dataclass(frozen=True, repr=False)
+class Device:
+    """One AIE array as mlir-aie models it (see docs/devices.md).
+
+    Attributes:
+        name: mlir-aie's device name ("npu1", "xcvc1902", ...).
+        family: "aie1", "aieml", "aie2" or "aie2p".
+        cols: columns of the array.
+        rows: rows of the array; row 0 is the shim row.
+        aie_device_id: mlir-aie's AIEDevice enum integer for this device.
+        clock_hz: AIE clock assumed by the cost model.
+        stream_bits: bits per cycle carried by one stream channel.
+        vector_bits: vector width per cycle for elementwise work in the cost model.
+        arch: per-tile-kind tables, compute rates and memory-sharing rule.
+        mem_rows: rows of memory tiles (empty on AIE1).
+        noc_columns: columns whose shim has a NoC (DDR) connection and a shim DMA.
+    """
+
+    name: str
+    family: str
+    cols: int
+    rows: int
+    aie_device_id: int
+    clock_hz: float
+    stream_bits: int
+    vector_bits: int
+    arch: ArchSpec
+    mem_rows: tuple[int, ...]
+    noc_columns: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        size = (self.cols, self.rows)
+        check_layout(self.name, self.family, self.arch, size, self.mem_rows, self.noc_columns)
+
+    def __repr__(self) -> str:
+        return f"Device({self.name!r})"
+
+    # -- tiles -------------------------------------------------------------
+
+    def _on_array(self, tile: Coord) -> bool:
+        return 0 <= tile[0] < self.cols and 0 <= tile[1] < self.rows
+
+    def _check(self, tile: object) -> Coord:
+        where = coord(tile)
+        if not self._on_array(where):
+            raise DesignError(
+                f"tile {where} is off the {self.name} array, which has {self.cols} columns x "
+                f"{self.rows} rows (col 0-{self.cols - 1}, row 0-{self.rows - 1})"
+            )
+        return where
+
+    def _kind(self, tile: Coord) -> str:
+        if tile[1] == 0:
+            return "shim"
+        return "mem" if tile[1] in self.mem_rows else "compute"
+
+    def _spec(self, tile: object) -> TileSpec:
+        where = self._check(tile)
+        kind = self._kind(where)
+        if kind == "compute":
+            return self.arch.compute
+        if kind == "mem":
+            assert self.arch.mem is not None  # guaranteed by __post_init__
+            return self.arch.mem
+        return self.arch.shim_noc if where[0] in self.noc_columns else self.arch.shim_pl
+
+    def tile_kind(self, tile: Coord) -> str:
+        """The kind of a tile.
+
+        Args:
+            tile: (col, row).
+
+        Returns:
+            "shim" (row 0), "mem" (a memory-tile row) or "compute".
+
+        Raises:
+            DesignError: the tile is off the array; the message gives the array size.
+        """
+        return self._kind(self._check(tile))
+
+    def tiles(self, kind: str | None = None) -> list[Coord]:
+        """All tiles, or those of one kind, sorted by (col, row).
+
+        Args:
+            kind: None for every tile, else "shim", "mem" or "compute".
+
+        Returns:
+            The tiles as (col, row) tuples.
+
+        Raises:
+            DesignError: ``kind`` is not a tile kind.
+        """
+        if kind is not None and kind not in TILE_KINDS:
+            raise DesignError(f"unknown tile kind {kind!r}; expected one of {list(TILE_KINDS)} or None")
+        every = [(c, r) for c in range(self.cols) for r in range(self.rows)]
+        return every if kind is None else [t for t in every if self._kind(t) == kind]
+
+    def is_noc_shim(self, tile: Coord) -> bool:
+        """Whether ``tile`` is a shim with a NoC (DDR) connection and a shim DMA.
+
+        Raises:
+            DesignError: the tile is off the array.
+        """
+        where = self._check(tile)
+        return self._kind(where) == "shim" and where[0] in self.noc_columns
+
+    def neighbours(self, tile: Coord) -> list[Coord]:
+        """The 4-neighbours of ``tile`` that are on the array, sorted.
+
+        Raises:
+            DesignError: the tile is off the array.
+        """
+        c, r = self._check(tile)
+        around = [(c + dc, r + dr) for dc, dr in LINK_BUNDLES]
+        return sorted(t for t in around if self._on_array(t))
+
+    # -- memories, locks, DMAs -------------------------------------------
+
+    def memory_bytes(self, tile: Coord) -> int:
+        """Data memory of ``tile`` in bytes (0 for shims); DesignError off the array."""
+        return self._spec(tile).memory_bytes
+
+    def memory_banks(self, tile: Coord) -> int:
+        """Memory banks of ``tile`` (0 for shims); DesignError off the array."""
+        return self._spec(tile).banks
+
+    def locks(self, tile: Coord) -> int:
+        """Hardware locks of ``tile``; DesignError off the array."""
+        return self._spec(tile).locks
+
+    def buffer_descriptors(self, tile: Coord) -> int:
+        """DMA buffer descriptors of ``tile`` (0 without a DMA); DesignError off the array."""
+        return self._spec(tile).bds
+
+    def dma_channels(self, tile: Coord, direction: str) -> int:
+        """DMA channels of ``tile`` in one direction.
+
+        Args:
+            tile: (col, row).
+            direction: "s2mm" (stream into memory) or "mm2s" (memory out to a stream).
+
+        Returns:
+            The channel count (0 on a shim without a DMA).
+
+        Raises:
+            DesignError: the tile is off the array or the direction is unknown.
+        """
+        d = dma_direction(direction)
+        spec = self._spec(tile)
+        return spec.dma_s2mm if d == "s2mm" else spec.dma_mm2s
+
+    def dma_dims(self, tile: Coord) -> int:
+        """Dimensions of one BD access pattern, the shim's repeat not counted.
+
+        Raises:
+            DesignError: the tile is off the array.
+        """
+        return self._spec(tile).dma_dims
+
+    def bd_field_bits(self, tile: Coord) -> dict[str, int]:
+        """Widths of the BD fields of ``tile``'s DMA.
+
+        Returns:
+            A fresh dict ``{"len", "wrap", "stride", "iteration"} -> bits`` (all 0
+            without a DMA). Lengths and strides count 32-bit words.
+
+        Raises:
+            DesignError: the tile is off the array.
+        """
+        return self._spec(tile).bd_fields()
+
+    # -- stream switch ---------------------------------------------------
+
+    def ports(self, tile: Coord, bundle: str, direction: str) -> int:
+        """Stream-switch ports of one bundle at ``tile``.
+
+        Array edges have no North/East/West ports (mlir-aie's target model does
+        the same), so a link off the array never has capacity.
+
+        Args:
+            tile: (col, row).
+            bundle: Core, DMA, FIFO, North, South, East, West or Trace (any case).
+            direction: "out" (master, drives a stream) or "in" (slave).
+
+        Returns:
+            The port count.
+
+        Raises:
+            DesignError: off-array tile, unknown bundle or direction.
+        """
+        spec = self._spec(tile)
+        name, way = bundle_name(bundle), port_direction(direction)
+        c, r = coord(tile)
+        at_edge = (
+            (name == "North" and r == self.rows - 1)
+            or (name == "West" and c == 0)
+            or (name == "East" and c == self.cols - 1)
+        )
+        return 0 if at_edge else spec.port_count(name, way)
+
+    def link_capacity(self, a: Coord, b: Coord) -> int:
+        """Stream channels of the directed link a -> b.
+
+        Args:
+            a: source tile (col, row).
+            b: destination tile, a 4-neighbour of ``a``.
+
+        Returns:
+            min(a's master ports toward b, b's slave ports from a's side); 0 if
+            the tiles are not neighbours or either is off the array.
+
+        Raises:
+            DesignError: ``a`` or ``b`` is not a (col, row) pair of ints.
+        """
+        ta, tb = coord(a), coord(b)
+        step = (tb[0] - ta[0], tb[1] - ta[1])
+        if step not in LINK_BUNDLES or not (self._on_array(ta) and self._on_array(tb)):
+            return 0
+        out_bundle, in_bundle = LINK_BUNDLES[step]
+        return min(self.ports(ta, out_bundle, "out"), self.ports(tb, in_bundle, "in"))
+
+    def links(self) -> list[tuple[Coord, Coord]]:
+        """Every directed neighbour link with capacity > 0, sorted."""
+        return list(_links(self))
+
+    # -- shared memory ---------------------------------------------------
+
+    def shared_memory_tiles(self, core: Coord) -> list[Coord]:
+        """Compute-tile memories that the core of ``core`` can load and store directly.
+
+        AIE2/AIE-ML: its own, the west, north and south neighbours'. AIE1: its own,
+        north and south, and east on even rows / west on odd rows. Memory tiles
+        are never included (mlir-aie excludes a memtile south of a core).
+
+        Args:
+            core: a compute tile (col, row).
+
+        Returns:
+            The tiles whose data memory the core shares, sorted.
+
+        Raises:
+            DesignError: off-array or not a compute tile.
+        """
+        c, r = self._check(core)
+        if self._kind((c, r)) != "compute":
+            raise DesignError(
+                f"shared_memory_tiles needs a compute tile; {(c, r)} on {self.name} is a {self._kind((c, r))} tile"
+            )
+        if self.arch.affinity == "checkerboard":
+            side = c + 1 if r % 2 == 0 else c - 1
+        else:
+            side = c - 1
+        candidates = [(c, r), (side, r), (c, r + 1), (c, r - 1)]
+        return sorted(t for t in candidates if self._on_array(t) and self._kind(t) == "compute")
+
+    # -- compute ---------------------------------------------------------
+
+    def supports_dtype(self, dtype: DType | str) -> bool:
+        """Whether the cores have a MAC datapath for ``dtype`` (native or emulated)."""
+        return dtype_of(dtype).name in self.arch.macs_table()
+
+    def macs_per_cycle(self, dtype: DType | str) -> float:
+        """Multiply-accumulates per cycle of one core on ``dtype`` operands.
+
+        f32 on AIE2/AIE2P and i32 on AIE2/AIE2P are documented estimates
+        (emulated); see docs/devices.md.
+
+        Raises:
+            DesignError: the architecture has no datapath for ``dtype``.
+        """
+        dt = dtype_of(dtype)
+        table = self.arch.macs_table()
+        if dt.name not in table:
+            raise DesignError(
+                f"{self.name} ({self.family}) cores have no {dt.name} MAC datapath; supported: {sorted(table)}"
+            )
+        return table[dt.name]
+
+    def vector_lanes(self, dtype: DType | str) -> int:
+        """Elementwise operations per cycle of one core: vector_bits / dtype bits.
+
+        Raises:
+            DesignError: the architecture has no vector support for ``dtype``.
+        """
+        dt = dtype_of(dtype)
+        if dt.name != "i1" and not self.supports_dtype(dt):
+            raise DesignError(f"{self.name} ({self.family}) cores have no {dt.name} vector datapath")
+        return self.vector_bits // dt.bits
+
+    def shim_bandwidth_bytes_per_cycle(self) -> float:
+        """Bytes per cycle of one shim DMA channel toward DDR.
+
+        Modelled as the stream width: a channel feeds one stream port. NoC and
+        DDR contention are not modelled (unconfirmed; see docs/devices.md).
+        """
+        return self.stream_bits / 8
+
+    def peak_macs_per_second(self, dtype: DType | str) -> float:
+        """MACs per second of every core of the array together on ``dtype``.
+
+        Raises:
+            DesignError: the architecture has no datapath for ``dtype``.
+        """
+        return self.macs_per_cycle(dtype) * len(self.tiles("compute")) * self.clock_hz
+
+    def to_dict(self) -> dict:
+        """A plain JSON-able summary of the device."""
+        specs = {
+            "compute": self.arch.compute,
+            "mem": self.arch.mem,
+            "shim_noc": self.arch.shim_noc,
+            "shim_pl": self.arch.shim_pl,
+        }
+        return {
+            "name": self.name,
+            "family": self.family,
+            "arch": self.arch.name,
+            "cols": self.cols,
+            "rows": self.rows,
+            "aie_device_id": self.aie_device_id,
+            "clock_hz": self.clock_hz,
+            "stream_bits": self.stream_bits,
+            "vector_bits": self.vector_bits,
+            "mem_rows": list(self.mem_rows),
+            "noc_columns": list(self.noc_columns),
+            "tile_counts": {k: len(self.tiles(k)) for k in TILE_KINDS},
+            "tile_kinds": {k: s.to_dict() for k, s in specs.items() if s is not None},
+            "macs_per_cycle": self.arch.macs_table(),
+            "shared_memory_rule": self.arch.affinity,
+            "shim_bandwidth_bytes_per_cycle": self.shim_bandwidth_bytes_per_cycle(),
+        }
+
+
+@lru_cache(maxsize=64)
+def _links(device: Device) -> tuple[tuple[Coord, Coord], ...]:
+    # Cached because planners ask for the link list repeatedly; Device is frozen.
+    found = []
+    for a in device.tiles():
+        for b in device.neighbours(a):
+            if device.link_capacity(a, b) > 0:
+                found.append((a, b))
+    return tuple(sorted(found))

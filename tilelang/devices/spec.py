@@ -1,0 +1,160 @@
+"""Per-tile-kind and per-architecture hardware tables.
+
+A :class:`TileSpec` holds what one kind of tile has (memory, locks, buffer
+descriptors, DMA channels, stream-switch ports); an :class:`ArchSpec` groups the
+tile kinds of one architecture with its compute rates and its rule for which
+neighbour memories a core may load from. The numbers themselves live in the
+family files (``aie1.py``, ``aie2.py``, ``aie2p.py``) next to their sources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Stream-switch bundles a caller may ask about (mlir-aie WireBundle names).
+BUNDLES: tuple[str, ...] = (
+    "Core",
+    "DMA",
+    "FIFO",
+    "North",
+    "South",
+    "East",
+    "West",
+    "Trace",
+)
+#: Port directions: "out" is a master port (drives a stream), "in" a slave port.
+PORT_DIRECTIONS: tuple[str, ...] = ("out", "in")
+#: DMA channel directions: S2MM writes a stream into memory, MM2S reads memory out.
+DMA_DIRECTIONS: tuple[str, ...] = ("s2mm", "mm2s")
+#: Keys of :meth:`TileSpec.bd_fields`.
+BD_FIELDS: tuple[str, ...] = ("len", "wrap", "stride", "iteration")
+#: Core memory-affinity rules (see ``Device.shared_memory_tiles``).
+AFFINITY_RULES: tuple[str, ...] = ("checkerboard", "west")
+
+
+def _as_table(pairs: tuple[tuple[str, int], ...], keys: tuple[str, ...], what: str) -> dict[str, int]:
+    table = dict(pairs)
+    unknown = sorted(set(table) - set(keys))
+    if unknown:
+        raise ValueError(f"{what}: unknown keys {unknown}, expected some of {list(keys)}")
+    if any(not isinstance(v, int) or v < 0 for v in table.values()):
+        raise ValueError(f"{what}: values must be non-negative ints, got {table}")
+    return table
+
+
+@dataclass(frozen=True)
+class TileSpec:
+    """What one kind of tile provides.
+
+    Attributes:
+        kind: "shim", "mem" or "compute".
+        memory_bytes: data memory of the tile (0 for shims).
+        banks: memory banks the data memory is split into.
+        locks: hardware locks (AIE1 binary, AIE2 semaphores).
+        bds: DMA buffer descriptors.
+        dma_s2mm: S2MM (stream into memory) DMA channels.
+        dma_mm2s: MM2S (memory out to stream) DMA channels.
+        dma_dims: dimensions of one BD access pattern (shim repeat not counted).
+        bd_bits: bit widths of the BD fields, as (field, bits) pairs.
+        ports_out: master ports per bundle, as (bundle, count) pairs; absent = 0.
+        ports_in: slave ports per bundle, as (bundle, count) pairs; absent = 0.
+    """
+
+    kind: str
+    memory_bytes: int
+    banks: int
+    locks: int
+    bds: int
+    dma_s2mm: int
+    dma_mm2s: int
+    dma_dims: int
+    bd_bits: tuple[tuple[str, int], ...]
+    ports_out: tuple[tuple[str, int], ...]
+    ports_in: tuple[tuple[str, int], ...]
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("shim", "mem", "compute"):
+            raise ValueError(f"bad tile kind {self.kind!r}")
+        for name in (
+            "memory_bytes",
+            "banks",
+            "locks",
+            "bds",
+            "dma_s2mm",
+            "dma_mm2s",
+            "dma_dims",
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 0:
+                raise ValueError(f"TileSpec.{name} must be a non-negative int, got {value!r}")
+        bits = _as_table(self.bd_bits, BD_FIELDS, "TileSpec.bd_bits")
+        if set(bits) != set(BD_FIELDS):
+            raise ValueError(f"TileSpec.bd_bits must give every field of {list(BD_FIELDS)}")
+        _as_table(self.ports_out, BUNDLES, "TileSpec.ports_out")
+        _as_table(self.ports_in, BUNDLES, "TileSpec.ports_in")
+
+    def port_count(self, bundle: str, direction: str) -> int:
+        """Ports of ``bundle`` in ``direction`` ("out"/"in"), before array-edge rules."""
+        pairs = self.ports_out if direction == "out" else self.ports_in
+        return dict(pairs).get(bundle, 0)
+
+    def bd_fields(self) -> dict[str, int]:
+        """A fresh ``{field: bits}`` dict of the BD field widths."""
+        return dict(self.bd_bits)
+
+    def to_dict(self) -> dict:
+        """A plain JSON-able summary of this tile kind."""
+        return {
+            "memory_bytes": self.memory_bytes,
+            "memory_banks": self.banks,
+            "locks": self.locks,
+            "buffer_descriptors": self.bds,
+            "dma_channels": {"s2mm": self.dma_s2mm, "mm2s": self.dma_mm2s},
+            "dma_dims": self.dma_dims,
+            "bd_field_bits": self.bd_fields(),
+            "ports_out": dict(self.ports_out),
+            "ports_in": dict(self.ports_in),
+        }
+
+
+@dataclass(frozen=True)
+class ArchSpec:
+    """One architecture's tile kinds, compute rates and memory-sharing rule.
+
+    Attributes:
+        name: "aie1", "aie2" or "aie2p".
+        compute: the compute (core) tile.
+        mem: the memory tile, or None where the architecture has none.
+        shim_noc: a shim tile with a NoC connection and a shim DMA.
+        shim_pl: a shim tile with only a PL connection (no DMA).
+        macs: MACs per cycle per core, as (dtype name, rate) pairs; a dtype
+            absent here has no datapath on this architecture.
+        affinity: "checkerboard" (AIE1) or "west" (AIE2): which horizontal
+            neighbour's memory a core sees besides its own.
+    """
+
+    name: str
+    compute: TileSpec
+    mem: TileSpec | None
+    shim_noc: TileSpec
+    shim_pl: TileSpec
+    macs: tuple[tuple[str, float], ...]
+    affinity: str
+
+    def __post_init__(self) -> None:
+        if self.affinity not in AFFINITY_RULES:
+            raise ValueError(f"bad affinity rule {self.affinity!r}, expected one of {AFFINITY_RULES}")
+        expected = (
+            ("compute", self.compute),
+            ("shim", self.shim_noc),
+            ("shim", self.shim_pl),
+        )
+        for kind, spec in expected + ((("mem", self.mem),) if self.mem is not None else ()):
+            if spec.kind != kind:
+                raise ValueError(f"ArchSpec {self.name}: a {spec.kind} spec given where a {kind} spec belongs")
+        if any(rate <= 0 for _, rate in self.macs):
+            raise ValueError(f"ArchSpec {self.name}: MAC rates must be positive")
+
+    def macs_table(self) -> dict[str, float]:
+        """A fresh ``{dtype name: MACs per cycle per core}`` dict."""
+        return dict(self.macs)

@@ -1,0 +1,354 @@
+"""Tracing state of a design: proxies for tensors, fifos and elements, and the builders.
+
+``tl.fifo``/``tl.dma``/``@tl.core`` (frontend/design.py) record into the
+current :class:`DesignBuilder`; a core body is recorded by a :class:`CoreBuilder`.
+Whether a core produces or consumes a fifo is inferred from the kernel
+parameters its elements are passed to (written parameters mean produce), or,
+for elements no kernel touches, from the fifo's other ends.
+"""
+
+
+from __future__ import annotations
+
+import builtins
+import threading
+from collections.abc import Iterator
+
+from tilelang.devices import Device
+from tilelang.errors import DesignError
+from tilelang.frontend.source import located, user_location
+from tilelang.ir.design import (
+    Acquire,
+    Arg,
+    Call,
+    ConstArg,
+    Core,
+    Design,
+    Dma,
+    ElemArg,
+    Fifo,
+    Link,
+    Loop,
+    LoopVarArg,
+    Port,
+    Release,
+    Stmt,
+    TensorDecl,
+)
+from tilelang.ir.dtypes import DType
+from tilelang.ir.kernel import AnyKernel
+from tilelang.ir.types import TileType
+from tilelang.ir.verify import check_call
+
+_state = threading.local()
+
+
+def _design() -> DesignBuilder:
+    b = getattr(_state, "design", None)
+    if b is None:
+        raise DesignError(located("this is only valid inside a @tl.design function", user_location()))
+    return b
+
+
+def current_core() -> CoreBuilder | None:
+    """The core being traced, if any (kernel calls then record invocations)."""
+    b = getattr(_state, "design", None)
+    return b.core if b is not None else None
+
+
+# -- proxies ------------------------------------------------------------------------------
+
+
+class TensorArg:
+    """A design argument: a host tensor."""
+
+    def __init__(self, decl: TensorDecl) -> None:
+        self.decl = decl
+        self.name = decl.name
+        self.shape = decl.shape
+        self.dtype = decl.dtype
+
+    def __repr__(self) -> str:
+        return f"<tensor {self.name}: {self.decl.type}>"
+
+
+class LoopVar:
+    """The induction variable of a ``tl.range`` loop; usable as an integer kernel argument."""
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+
+    def _no(self, *a: object) -> None:
+        raise DesignError(
+            located("a tl.range loop variable can only be passed to a kernel as is; arithmetic on it is not traced",
+                    user_location())
+        )
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __floordiv__ = __mod__ = _no
+    __index__ = __int__ = _no  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<loop variable %i{self.depth}>"
+
+
+class Element:
+    """Element ``index`` of the window a core holds of a fifo."""
+
+    def __init__(self, fifo: FifoRef, index: int, record: _AcqRecord) -> None:
+        self.fifo = fifo
+        self.index = index
+        self.record = record
+
+    def __repr__(self) -> str:
+        return f"<{self.fifo.name}[{self.index}]>"
+
+
+class Window(tuple):
+    """The elements returned by ``fifo.acquire(n)`` for n > 1; index it."""
+
+
+class _AcqRecord:
+    def __init__(self, fifo: str, n: int, port: Port | None, loc: str | None, release: bool = False) -> None:
+        self.fifo, self.n, self.port, self.loc, self.release = fifo, n, port, loc, release
+
+
+class FifoRef:
+    """What ``tl.fifo`` returns: acquire and release it inside core bodies."""
+
+    def __init__(self, fifo: Fifo) -> None:
+        self.fifo = fifo
+        self.name = fifo.name
+        self.elem = fifo.elem
+        self.depth = fifo.depth
+
+    def acquire(self, n: int = 1, port: str | None = None) -> Element | Window:
+        """Hold ``n`` elements (only the difference to what is held is acquired).
+
+        Args:
+            n: elements to hold.
+            port: "produce" or "consume"; inferred from use when None.
+
+        Returns:
+            The element (n == 1) or a window of n elements.
+        """
+        core = _core("fifo.acquire")
+        rec = core.acquire(self, n, _port(port))
+        els = [Element(self, i, rec) for i in builtins.range(n)]
+        return els[0] if n == 1 else Window(els)
+
+    def release(self, n: int = 1) -> None:
+        """Give back the ``n`` oldest held elements."""
+        _core("fifo.release").release(self, n)
+
+    def __repr__(self) -> str:
+        return f"<fifo {self.name}: {self.elem} x{self.depth}>"
+
+
+def _port(port: str | None) -> Port | None:
+    if port is None:
+        return None
+    try:
+        return Port(port)
+    except ValueError:
+        raise DesignError(located(f"port must be 'produce' or 'consume', got {port!r}", user_location())) from None
+
+
+def _core(what: str) -> CoreBuilder:
+    core = current_core()
+    if core is None:
+        raise DesignError(located(f"{what} is only valid inside a @tl.core body", user_location()))
+    return core
+
+
+# -- builders -----------------------------------------------------------------------------
+
+
+class CoreBuilder:
+    """Records one core's statements while its body is traced."""
+
+    def __init__(self, design: DesignBuilder, name: str, tile: tuple[int, int] | None, loc: str) -> None:
+        self.design, self.name, self.tile, self.loc = design, name, tile, loc
+        self.bodies: list[list] = [[]]
+        self.ports: dict[str, tuple[Port, str | None]] = {}
+
+    def _set_port(self, fifo: str, port: Port, loc: str | None) -> None:
+        old = self.ports.get(fifo)
+        if old is not None and old[0] is not port:
+            raise DesignError(
+                located(
+                    f"core {self.name!r} {'writes' if port is Port.PRODUCE else 'reads'} fifo {fifo!r} here but "
+                    f"{'writes' if old[0] is Port.PRODUCE else 'reads'} it at {old[1]}; a core is one end of a fifo",
+                    loc,
+                )
+            )
+        self.ports.setdefault(fifo, (port, loc))
+
+    def acquire(self, fifo: FifoRef, n: int, port: Port | None) -> _AcqRecord:
+        loc = user_location()
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise DesignError(located(f"acquire of {fifo.name!r}: n must be a positive int, got {n!r}", loc))
+        if port is not None:
+            self._set_port(fifo.name, port, loc)
+        rec = _AcqRecord(fifo.name, n, port, loc)
+        self.bodies[-1].append(rec)
+        return rec
+
+    def release(self, fifo: FifoRef, n: int) -> None:
+        loc = user_location()
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise DesignError(located(f"release of {fifo.name!r}: n must be a positive int, got {n!r}", loc))
+        self.bodies[-1].append(_AcqRecord(fifo.name, n, None, loc, release=True))
+
+    def call(self, kernel: AnyKernel, values: list[object]) -> None:
+        loc = user_location()
+        args: list[Arg] = []
+        for p, v in zip(kernel.params, values, strict=True):
+            args.append(self._arg(kernel, p.name, p.type, v, loc))
+            if isinstance(v, Element):
+                self._set_port(v.fifo.name, Port.PRODUCE if p.name in kernel.written else Port.CONSUME, loc)
+        self.design.use_kernel(kernel, loc)
+        call = Call(kernel.name, tuple(args), loc=loc)
+        fifos = {f.name: f.fifo for f in self.design.fifos}
+        check_call(call, kernel, fifos, len(self.bodies) - 1, self.name)
+        self.bodies[-1].append(call)
+
+    def _arg(self, kernel: AnyKernel, pname: str, ptype: object, v: object, loc: str | None) -> Arg:
+        what = f"core {self.name!r}: call of {kernel.name!r}, parameter {pname!r}"
+        if isinstance(v, Element):
+            return ElemArg(v.fifo.name, v.index)
+        if isinstance(v, FifoRef):
+            raise DesignError(located(f"{what}: pass an acquired element (x = {v.name}.acquire()), not the fifo", loc))
+        if isinstance(ptype, TileType):
+            raise DesignError(located(f"{what} is a tile {ptype}; pass an element acquired from a fifo", loc))
+        assert isinstance(ptype, DType)
+        if isinstance(v, LoopVar):
+            return LoopVarArg(v.depth, ptype)
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise DesignError(located(f"{what}: expected a {ptype} constant or a tl.range variable, got {v!r}", loc))
+        if ptype.is_int:
+            if float(v) != int(v):
+                raise DesignError(located(f"{what} is {ptype}; got {v!r}", loc))
+            return ConstArg(int(v), ptype)
+        return ConstArg(float(v), ptype)
+
+    def loop(self, start: int, stop: int, step: int) -> Iterator[LoopVar]:
+        loc = user_location()
+        for x in (start, stop, step):
+            if not isinstance(x, int) or isinstance(x, bool):
+                raise DesignError(located(f"tl.range bounds must be Python ints, got {x!r}", loc))
+        if step == 0:
+            raise DesignError(located("tl.range step must not be zero", loc))
+        self.bodies.append([])
+        try:
+            yield LoopVar(len(self.bodies) - 2)
+        finally:
+            body = self.bodies.pop()
+            self.bodies[-1].append(("loop", start, stop, step, body))
+
+    def finish(self, ports: dict[str, Port]) -> Core:
+        def freeze(items: list) -> tuple[Stmt, ...]:
+            out: list[Stmt] = []
+            for it in items:
+                if isinstance(it, _AcqRecord):
+                    port = ports[it.fifo]
+                    out.append(Release(it.fifo, port, it.n) if it.release else Acquire(it.fifo, port, it.n))
+                elif isinstance(it, tuple):
+                    _, start, stop, step, body = it
+                    out.append(Loop(start, stop, step, freeze(body)))
+                else:
+                    out.append(it)
+            return tuple(out)
+
+        return Core(self.name, freeze(self.bodies[0]), self.tile, loc=self.loc)
+
+    def fifos_used(self) -> list[str]:
+        seen: list[str] = []
+
+        def scan(items: list) -> None:
+            for it in items:
+                if isinstance(it, _AcqRecord) and it.fifo not in seen:
+                    seen.append(it.fifo)
+                elif isinstance(it, tuple):
+                    scan(it[4])
+
+        scan(self.bodies[0])
+        return seen
+
+
+class DesignBuilder:
+    """Collects a design's entities while its function runs."""
+
+    def __init__(self, name: str, device: Device) -> None:
+        self.name, self.device = name, device
+        self.tensors: list[TensorDecl] = []
+        self.fifos: list[FifoRef] = []
+        self.cores: list[CoreBuilder] = []
+        self.links: list[Link] = []
+        self.dmas: list[Dma] = []
+        self.kernels: dict[str, AnyKernel] = {}
+        self.core: CoreBuilder | None = None
+        self.names: set[str] = set()
+
+    def fresh(self, prefix: str, name: str | None, loc: str | None) -> str:
+        if name is not None:
+            if not isinstance(name, str) or not name.isidentifier():
+                raise DesignError(located(f"name {name!r} is not an identifier", loc))
+            if name in self.names:
+                raise DesignError(located(f"the name {name!r} is already used in design {self.name!r}", loc))
+            self.names.add(name)
+            return name
+        i = 0
+        while f"{prefix}{i}" in self.names:
+            i += 1
+        self.names.add(f"{prefix}{i}")
+        return f"{prefix}{i}"
+
+    def use_kernel(self, kernel: AnyKernel, loc: str | None) -> None:
+        old = self.kernels.setdefault(kernel.name, kernel)
+        if old is not kernel:
+            raise DesignError(located(f"two different kernels are named {kernel.name!r}; rename one", loc))
+
+    def finish(self, loc: str) -> Design:
+        ports = self._resolve_ports()
+        cores = tuple(c.finish(ports[c.name]) for c in self.cores)
+        return Design(
+            self.name,
+            self.device,
+            tuple(self.tensors),
+            tuple(self.kernels.values()),
+            tuple(f.fifo for f in self.fifos),
+            cores,
+            tuple(self.links),
+            tuple(self.dmas),
+            loc=loc,
+        )
+
+    def _resolve_ports(self) -> dict[str, dict[str, Port]]:
+        """Each core's port per fifo: from its kernel calls, else from the fifo's other ends."""
+        hosts_in = {e.name for d in self.dmas if d.to_device for e in d.dsts} | {f for ln in self.links for f in ln.dsts}
+        hosts_out = {d.src.name for d in self.dmas if not d.to_device} | {f for ln in self.links for f in ln.srcs}
+        out: dict[str, dict[str, Port]] = {}
+        for c in self.cores:
+            ports = {f: p for f, (p, _) in c.ports.items()}
+            for f in c.fifos_used():
+                if f in ports:
+                    continue
+                if f in hosts_in and f not in hosts_out:
+                    ports[f] = Port.CONSUME
+                elif f in hosts_out and f not in hosts_in:
+                    ports[f] = Port.PRODUCE
+                else:
+                    raise DesignError(
+                        located(
+                            f"core {c.name!r}: cannot tell whether it produces or consumes fifo {f!r} (no kernel call "
+                            f"uses its elements); pass port='produce' or port='consume' to acquire",
+                            c.loc,
+                        )
+                    )
+            out[c.name] = ports
+        return out
+
+
+# -- user-facing functions ----------------------------------------------------------------
+
+

@@ -1,0 +1,245 @@
+"""``@tl.design``, ``@tl.core``, ``tl.fifo``, ``tl.dma``, ``tl.split``, ``tl.join``, ``tl.range``.
+
+A design function runs once at decoration over tensor proxies. ``tl.fifo``
+and ``tl.dma`` record entities in the current :class:`DesignBuilder`;
+``@tl.core`` traces its body at once into core statements. Whether a core
+produces or consumes a fifo is inferred from the kernel parameters its
+elements are passed to (written parameters mean produce), or, for elements no
+kernel touches, from the fifo's other ends.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+from collections.abc import Callable, Iterator, Sequence
+
+from tilelang.devices import Device
+from tilelang.devices import device as lookup_device
+from tilelang.errors import DesignError
+from tilelang.frontend.builder import (
+    CoreBuilder,
+    DesignBuilder,
+    FifoRef,
+    TensorArg,
+    _design,
+    _state,
+    current_core,
+)
+from tilelang.frontend.source import annotations_of, definition_location, located, user_location
+from tilelang.ir.design import Design, Dma, Endpoint, EndpointKind, Fifo, Link, LinkKind, TensorDecl
+from tilelang.ir.pattern import AccessPattern, Tiles, contiguous
+from tilelang.ir.types import TensorType, TileType
+from tilelang.ir.verify import at, check_pattern, verify_design
+
+
+def fifo(elem_type: TileType, depth: int = 2, name: str | None = None) -> FifoRef:
+    """An on-chip channel of ``depth`` buffers of ``elem_type`` (depth 2: double buffering)."""
+    d = _design()
+    loc = user_location()
+    if d.core is not None:
+        raise DesignError(located("declare fifos in the design body, not inside a core", loc))
+    try:
+        f = Fifo(d.fresh("fifo", name, loc), elem_type, depth, loc=loc)
+    except DesignError as e:
+        raise DesignError(located(str(e), loc)) from None
+    ref = FifoRef(f)
+    d.fifos.append(ref)
+    return ref
+
+
+def core(fn: Callable | None = None, *, name: str | None = None, tile: tuple[int, int] | None = None):
+    """Trace a core program: ``@tl.core`` or ``@tl.core(name=..., tile=(col, row))``."""
+
+    def wrap(f: Callable) -> CoreBuilder:
+        d = _design()
+        loc = definition_location(f)
+        if d.core is not None:
+            raise DesignError(located("cores cannot be nested; declare each @tl.core in the design body", loc))
+        required = [p.name for p in inspect.signature(f).parameters.values() if p.default is p.empty]
+        if required:
+            raise DesignError(
+                located(f"core {f.__name__!r} is called with no arguments; parameters {required} need defaults", loc)
+            )
+        if tile is not None:
+            kind = d.device.tile_kind(tile) if _is_coord(tile) else None
+            if kind != "compute":
+                raise DesignError(
+                    located(f"core {name or f.__name__!r}: tile={tile!r} is not a compute tile of {d.device.name}", loc)
+                )
+        b = CoreBuilder(d, d.fresh("core", name or f.__name__, loc), tile, loc)
+        d.core = b
+        try:
+            f()
+        finally:
+            d.core = None
+        if len(b.bodies) != 1:
+            raise DesignError(located(f"core {b.name!r}: a tl.range loop was left open", loc))
+        d.cores.append(b)
+        return b
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def _is_coord(t: object) -> bool:
+    return isinstance(t, tuple) and len(t) == 2 and all(isinstance(x, int) for x in t)
+
+
+def range(start: int, stop: int | None = None, step: int = 1) -> Iterator:  # noqa: A001
+    """An IR loop inside a core body (its body is traced once); elsewhere a Python range."""
+    if stop is None:
+        start, stop = 0, start
+    c = current_core()
+    if c is None:
+        return iter(builtins.range(start, stop, step))
+    return c.loop(start, stop, step)
+
+
+def _resolve_pattern(pattern: object, tensor: TensorArg, loc: str | None) -> AccessPattern:
+    if pattern is None:
+        return contiguous(tensor.decl.type.numel)
+    if isinstance(pattern, Tiles):
+        try:
+            return pattern.resolve(tensor.shape)
+        except DesignError as e:
+            raise DesignError(located(f"tensor {tensor.name!r}: {e}", loc)) from None
+    if isinstance(pattern, AccessPattern):
+        return pattern
+    raise DesignError(located(f"pattern must be tl.tiles(...) or tl.pattern(...), got {pattern!r}", loc))
+
+
+def dma(src: object, dst: object, pattern: object = None, name: str | None = None) -> None:
+    """An explicit data movement: tensor -> fifo(s), fifo -> tensor, or fifo -> fifo (through a memtile).
+
+    Args:
+        src: a design tensor or a fifo.
+        dst: a design tensor, a fifo, or a list of fifos (a broadcast).
+        pattern: access pattern on the tensor side (``tl.tiles`` or ``tl.pattern``);
+            for fifo -> fifo, a re-layout of each element at the memtile.
+        name: the move's name.
+
+    Raises:
+        DesignError: for unsupported endpoints or a bad pattern.
+    """
+    d = _design()
+    loc = user_location()
+    if d.core is not None:
+        raise DesignError(located("tl.dma belongs in the design body, not inside a core", loc))
+    dsts = list(dst) if isinstance(dst, list | tuple) else [dst]
+    if not dsts:
+        raise DesignError(located("tl.dma needs at least one destination", loc))
+    for e in [src, *dsts]:
+        if not isinstance(e, TensorArg | FifoRef):
+            raise DesignError(located(f"tl.dma endpoints are design tensors or fifos, got {e!r}", loc))
+    if isinstance(src, FifoRef) and all(isinstance(e, FifoRef) for e in dsts):
+        _forward(d, src, dsts, pattern, name, loc)
+        return
+    tensor = src if isinstance(src, TensorArg) else dsts[0]
+    if not isinstance(tensor, TensorArg) or (isinstance(src, TensorArg) and not all(isinstance(e, FifoRef) for e in dsts)):
+        raise DesignError(located("tl.dma moves between a tensor and fifos; tensor -> tensor is not supported", loc))
+    if isinstance(src, FifoRef) and len(dsts) != 1:
+        raise DesignError(located("tl.dma from a fifo writes exactly one tensor", loc))
+    pat = _resolve_pattern(pattern, tensor, loc)
+    ends = [Endpoint(EndpointKind.TENSOR if isinstance(e, TensorArg) else EndpointKind.FIFO, e.name) for e in dsts]
+    src_end = Endpoint(EndpointKind.TENSOR if isinstance(src, TensorArg) else EndpointKind.FIFO, src.name)
+    mv = Dma(d.fresh("dma", name, loc), src_end, tuple(ends), pat, loc=loc)
+    for f in [e for e in [src, *dsts] if isinstance(e, FifoRef)]:
+        check_pattern(pat, tensor.decl, f.fifo, d.device, f"dma {mv.name!r}{at(loc)}")
+    d.dmas.append(mv)
+
+
+def _forward(d: DesignBuilder, src: FifoRef, dsts: list, pattern: object, name: str | None, loc: str | None) -> None:
+    if len(dsts) != 1:
+        raise DesignError(located("a fifo -> fifo move has one destination; use tl.split to distribute", loc))
+    if pattern is not None and not isinstance(pattern, AccessPattern | Tiles):
+        raise DesignError(located(f"pattern must be tl.tiles(...) or tl.pattern(...), got {pattern!r}", loc))
+    pat = pattern.resolve(src.elem.shape) if isinstance(pattern, Tiles) else pattern
+    d.links.append(Link(d.fresh("forward", name, loc), LinkKind.FORWARD, (src.name,), (dsts[0].name,), (), pat, loc=loc))
+
+
+def _offsets(parts: Sequence[FifoRef], offsets: Sequence[int] | None, loc: str | None) -> tuple[int, ...]:
+    if offsets is None:
+        out, at = [], 0
+        for p in parts:
+            out.append(at)
+            at += p.elem.numel
+        return tuple(out)
+    if len(offsets) != len(parts) or not all(isinstance(o, int) for o in offsets):
+        raise DesignError(located(f"offsets must be one int per fifo ({len(parts)}), got {offsets!r}", loc))
+    return tuple(offsets)
+
+
+def split(src: FifoRef, dsts: Sequence[FifoRef], offsets: Sequence[int] | None = None, name: str | None = None) -> None:
+    """Distribute each element of ``src`` over ``dsts`` through a memtile (IRON's split).
+
+    ``offsets`` (elements) say where each destination's part starts; by default
+    the parts are consecutive.
+    """
+    d = _design()
+    loc = user_location()
+    if not isinstance(src, FifoRef) or not dsts or not all(isinstance(x, FifoRef) for x in dsts):
+        raise DesignError(located("tl.split(src_fifo, [dst_fifos]) takes fifos", loc))
+    offs = _offsets(dsts, offsets, loc)
+    d.links.append(Link(d.fresh("split", name, loc), LinkKind.SPLIT, (src.name,), tuple(x.name for x in dsts), offs, loc=loc))
+
+
+def join(srcs: Sequence[FifoRef], dst: FifoRef, offsets: Sequence[int] | None = None, name: str | None = None) -> None:
+    """Gather elements of ``srcs`` into each element of ``dst`` through a memtile (IRON's join)."""
+    d = _design()
+    loc = user_location()
+    if not isinstance(dst, FifoRef) or not srcs or not all(isinstance(x, FifoRef) for x in srcs):
+        raise DesignError(located("tl.join([src_fifos], dst_fifo) takes fifos", loc))
+    offs = _offsets(srcs, offsets, loc)
+    d.links.append(Link(d.fresh("join", name, loc), LinkKind.JOIN, tuple(x.name for x in srcs), (dst.name,), offs, loc=loc))
+
+
+def design(fn: Callable | None = None, *, device: str | Device = "npu1"):
+    """Trace a spatial design: ``@tl.design(device="npu1")``.
+
+    The function's parameters are annotated ``tl.Tensor[shape, dtype]``; its body
+    declares fifos, cores and moves. It runs once, at decoration.
+
+    Returns:
+        The :class:`~tilelang.ir.design.Design` (callable on numpy arrays: plan + simulate).
+
+    Raises:
+        DesignError: for an unknown device or an invalid design, naming the line.
+    """
+
+    def wrap(f: Callable) -> Design:
+        loc = definition_location(f)
+        try:
+            dev = lookup_device(device)
+        except DesignError as e:
+            raise DesignError(located(str(e), loc)) from None
+        b = DesignBuilder(f.__name__, dev)
+        args = []
+        try:
+            hints = annotations_of(f)
+        except Exception as e:  # noqa: BLE001 - any failure evaluating user annotations
+            raise DesignError(located(f"design {f.__name__!r}: cannot evaluate annotations: {e}", loc)) from None
+        for p in inspect.signature(f).parameters.values():
+            t = hints.get(p.name)
+            if not isinstance(t, TensorType):
+                raise DesignError(
+                    located(f"design {f.__name__!r}: parameter {p.name!r} needs an annotation tl.Tensor[shape, dtype]", loc)
+                )
+            decl = TensorDecl(b.fresh("", p.name, loc), t)
+            b.tensors.append(decl)
+            args.append(TensorArg(decl))
+        outer = getattr(_state, "design", None)
+        _state.design = b
+        try:
+            result = f(*args)
+        finally:
+            _state.design = outer
+        if result is not None:
+            raise DesignError(located(f"design {f.__name__!r} returns a value; designs describe moves, return nothing", loc))
+        built = b.finish(loc)
+        verify_design(built)
+        return built
+
+    return wrap(fn) if fn is not None else wrap
+
+
+__all__ = ["core", "current_core", "design", "dma", "fifo", "join", "range", "split"]

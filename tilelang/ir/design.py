@@ -1,0 +1,370 @@
+"""Design IR: host tensors, fifos, core programs, DMA moves and memtile links.
+
+What the user described stays apart from where it is placed: a core's
+``tile`` is only a pin the user asked for (None = the planner chooses), and
+every placement decision lives in the Plan, never here.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from tilelang.devices import Device
+from tilelang.errors import DesignError
+from tilelang.ir.dtypes import DType
+from tilelang.ir.kernel import AnyKernel
+from tilelang.ir.pattern import AccessPattern
+from tilelang.ir.types import TensorType, TileType
+
+Coord = tuple[int, int]
+
+
+def _check_name(name: str, what: str) -> None:
+    if not isinstance(name, str) or not name.isidentifier():
+        raise DesignError(f"{what} name {name!r} is not an identifier")
+
+
+class Port(enum.Enum):
+    """Which side of a fifo a core holds (mlir-aie's ObjectFifoPort)."""
+
+    PRODUCE = "produce"
+    CONSUME = "consume"
+
+
+@dataclass(frozen=True)
+class TensorDecl:
+    """A host (DDR) tensor argument of a design."""
+
+    name: str
+    type: TensorType
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "tensor")
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.type.shape
+
+    @property
+    def dtype(self) -> DType:
+        return self.type.dtype
+
+
+@dataclass(frozen=True)
+class Fifo:
+    """An on-chip channel of ``depth`` buffers of ``elem``."""
+
+    name: str
+    elem: TileType
+    depth: int = 2
+    loc: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "fifo")
+        if not isinstance(self.elem, TileType) or self.elem.shape == ():
+            raise DesignError(f"fifo {self.name!r}: element type must be tl.Tile[shape, dtype], got {self.elem!r}")
+        if not isinstance(self.depth, int) or isinstance(self.depth, bool) or self.depth < 1:
+            raise DesignError(f"fifo {self.name!r}: depth must be a positive int, got {self.depth!r}")
+
+
+# -- core programs -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ElemArg:
+    """Element ``index`` of the window a core holds of ``fifo``."""
+
+    fifo: str
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class ConstArg:
+    """A scalar constant argument."""
+
+    value: int | float
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class LoopVarArg:
+    """The induction variable of the enclosing loop at nesting ``depth`` (0 = outermost)."""
+
+    depth: int
+    dtype: DType
+
+
+Arg = ElemArg | ConstArg | LoopVarArg
+
+
+@dataclass(frozen=True)
+class Acquire:
+    """Make ``n`` elements of ``fifo`` held (IRON: acquiring only the difference)."""
+
+    fifo: str
+    port: Port
+    n: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.n, int) or self.n < 1:
+            raise DesignError(f"acquire of {self.fifo!r}: n must be a positive int, got {self.n!r}")
+
+
+@dataclass(frozen=True)
+class Release:
+    """Give back the ``n`` oldest held elements of ``fifo``."""
+
+    fifo: str
+    port: Port
+    n: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.n, int) or self.n < 1:
+            raise DesignError(f"release of {self.fifo!r}: n must be a positive int, got {self.n!r}")
+
+
+@dataclass(frozen=True)
+class Call:
+    """A kernel invocation."""
+
+    kernel: str
+    args: tuple[Arg, ...]
+    loc: str | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Loop:
+    """``for i in tl.range(start, stop, step)``: an IR loop."""
+
+    start: int
+    stop: int
+    step: int
+    body: tuple[Stmt, ...]
+
+    def __post_init__(self) -> None:
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in (self.start, self.stop, self.step)):
+            raise DesignError("tl.range bounds must be Python ints")
+        if self.step == 0:
+            raise DesignError("tl.range step must not be zero")
+
+    @property
+    def trip_count(self) -> int:
+        return len(range(self.start, self.stop, self.step))
+
+
+Stmt = Acquire | Release | Call | Loop
+
+
+@dataclass(frozen=True)
+class Core:
+    """A core program; ``tile`` pins it to a compute tile (None: the planner places it)."""
+
+    name: str
+    body: tuple[Stmt, ...]
+    tile: Coord | None = None
+    loc: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "core")
+        if self.tile is not None:
+            t = self.tile
+            if not (isinstance(t, tuple) and len(t) == 2 and all(isinstance(x, int) for x in t)):
+                raise DesignError(f"core {self.name!r}: tile must be (col, row), got {t!r}")
+
+
+def walk(body: tuple[Stmt, ...]):
+    """Every statement of ``body``, loops included, in program order (pre-order)."""
+    for s in body:
+        yield s
+        if isinstance(s, Loop):
+            yield from walk(s.body)
+
+
+# -- data movement -----------------------------------------------------------------
+
+
+class EndpointKind(enum.Enum):
+    TENSOR = "tensor"
+    FIFO = "fifo"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    kind: EndpointKind
+    name: str
+
+    def __str__(self) -> str:
+        return ("%" if self.kind is EndpointKind.TENSOR else "@") + self.name
+
+
+@dataclass(frozen=True)
+class Dma:
+    """A host move: tensor -> fifo(s) or fifo -> tensor, one entry of the runtime sequence.
+
+    ``pattern`` walks the tensor. Moves are issued in program order; moves on
+    one fifo complete one after another.
+    """
+
+    name: str
+    src: Endpoint
+    dsts: tuple[Endpoint, ...]
+    pattern: AccessPattern
+    loc: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "dma")
+        if not self.dsts:
+            raise DesignError(f"dma {self.name!r} has no destination")
+        to_tensor = any(d.kind is EndpointKind.TENSOR for d in self.dsts)
+        if self.src.kind is EndpointKind.TENSOR and to_tensor:
+            raise DesignError(f"dma {self.name!r}: tensor to tensor moves are not supported; stage through a fifo")
+        if self.src.kind is EndpointKind.FIFO and not to_tensor:
+            raise DesignError(f"dma {self.name!r}: fifo to fifo moves are links; use tl.dma(fifo, fifo) through the frontend")
+        if to_tensor and len(self.dsts) != 1:
+            raise DesignError(f"dma {self.name!r}: a move into a tensor has exactly one destination")
+
+    @property
+    def tensor(self) -> str:
+        """The host tensor this move reads or writes."""
+        return self.src.name if self.src.kind is EndpointKind.TENSOR else self.dsts[0].name
+
+    @property
+    def fifos(self) -> tuple[str, ...]:
+        ends = (self.src, *self.dsts)
+        return tuple(e.name for e in ends if e.kind is EndpointKind.FIFO)
+
+    @property
+    def to_device(self) -> bool:
+        """True for host -> device (shim MM2S), False for device -> host (shim S2MM)."""
+        return self.src.kind is EndpointKind.TENSOR
+
+
+class LinkKind(enum.Enum):
+    FORWARD = "forward"
+    SPLIT = "split"
+    JOIN = "join"
+
+
+@dataclass(frozen=True)
+class Link:
+    """A static memtile link (mlir-aie ``aie.objectfifo.link``).
+
+    forward: one fifo into another (optionally re-laid out by ``pattern``
+    within an element); split: parts of each source element (at ``offsets``)
+    into each destination; join: the reverse.
+    """
+
+    name: str
+    kind: LinkKind
+    srcs: tuple[str, ...]
+    dsts: tuple[str, ...]
+    offsets: tuple[int, ...] = ()
+    pattern: AccessPattern | None = None
+    loc: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "link")
+        if not self.srcs or not self.dsts:
+            raise DesignError(f"{self.kind.value} {self.name!r} needs sources and destinations")
+        if self.kind is not LinkKind.JOIN and len(self.srcs) != 1:
+            raise DesignError(f"{self.kind.value} {self.name!r} has exactly one source fifo")
+        if self.kind is not LinkKind.SPLIT and len(self.dsts) != 1:
+            raise DesignError(f"{self.kind.value} {self.name!r} has exactly one destination fifo")
+        many = len(self.dsts) if self.kind is LinkKind.SPLIT else len(self.srcs)
+        if self.kind is not LinkKind.FORWARD and len(self.offsets) != many:
+            raise DesignError(f"{self.kind.value} {self.name!r}: {many} fifos but {len(self.offsets)} offsets")
+
+    @property
+    def fifos(self) -> tuple[str, ...]:
+        return self.srcs + self.dsts
+
+
+# -- the design --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Design:
+    """A whole spatial program on one device.
+
+    Attributes:
+        name: the design's name.
+        device: the device model it targets.
+        params: host tensors, in argument order.
+        kernels: every kernel the cores call, by first use.
+        fifos: on-chip channels.
+        cores: core programs.
+        links: static memtile links (forward, split, join).
+        dmas: host moves, the runtime sequence in program order.
+    """
+
+    name: str
+    device: Device
+    params: tuple[TensorDecl, ...]
+    kernels: tuple[AnyKernel, ...] = ()
+    fifos: tuple[Fifo, ...] = ()
+    cores: tuple[Core, ...] = ()
+    links: tuple[Link, ...] = ()
+    dmas: tuple[Dma, ...] = ()
+    loc: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "design")
+        seen: dict[str, str] = {}
+        groups = [
+            ("tensor", self.params),
+            ("fifo", self.fifos),
+            ("core", self.cores),
+            ("link", self.links),
+            ("dma", self.dmas),
+            ("kernel", self.kernels),
+        ]
+        for what, items in groups:
+            for x in items:
+                if x.name in seen:
+                    raise DesignError(f"design {self.name!r}: the name {x.name!r} is used by a {seen[x.name]} and a {what}")
+                seen[x.name] = what
+
+    @property
+    def tensors(self) -> dict[str, TensorDecl]:
+        """Host tensors by name, in argument order."""
+        return {t.name: t for t in self.params}
+
+    def fifo(self, name: str) -> Fifo:
+        for f in self.fifos:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    def kernel(self, name: str) -> AnyKernel:
+        for k in self.kernels:
+            if k.name == name:
+                return k
+        raise KeyError(name)
+
+    def core(self, name: str) -> Core:
+        for c in self.cores:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """Tensors read by some move, in argument order."""
+        read = {d.tensor for d in self.dmas if d.to_device}
+        return tuple(t.name for t in self.params if t.name in read)
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """Tensors written by some move, in argument order."""
+        written = {d.tensor for d in self.dmas if not d.to_device}
+        return tuple(t.name for t in self.params if t.name in written)
+
+    def __call__(self, *arrays: object, **named: object) -> object:
+        """Plan and simulate on numpy arrays; return the written tensors (one array, or a tuple)."""
+        from tilelang.frontend.quick import run_design
+
+        return run_design(self, arrays, named)
+
+    def __repr__(self) -> str:
+        return f"<design {self.name} on {self.device.name}: {len(self.cores)} cores, {len(self.fifos)} fifos>"

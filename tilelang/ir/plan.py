@@ -1,0 +1,252 @@
+"""The Plan: a design plus every decision the hardware needs.
+
+The planner produces it; the simulator and the MLIR emitter read it and decide
+nothing themselves. A plan is immutable and serialisable (``to_json`` /
+``Plan.from_json``); the design inside is carried as IR text.
+
+Vocabulary:
+- an *agent* is one end of a fifo: ``host``, ``core:<name>`` or ``link:<name>``;
+- an :class:`FifoEnd` says on which tile an agent's end of a fifo lives and
+  which DMA channel it uses (None when the fifo is in shared memory);
+- a fifo is *shared* when its producer and its single consumer are cores that
+  can both reach one memory: its buffers live there and nothing is streamed;
+  otherwise it is *streamed*: a route carries it from the producer's MM2S
+  channel to each consumer's S2MM channel (a tree for a broadcast);
+- buffers are named ``<fifo>_<i>`` (shared) or ``<fifo>_<agent>_<i>`` (the
+  producer's or a consumer's copy on its own tile); the host has none (DDR).
+  A link's memtile holds the buffers of the fifo that is whole there (the
+  source of a split or forward, the destination of a join) and its parts are
+  moved from or to offsets inside them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+
+from tilelang.ir.design import Design
+
+Coord = tuple[int, int]
+LinkKey = tuple[Coord, Coord]
+
+
+def agent_name(agent: str) -> str:
+    """The bare name of an agent (``core:worker`` -> ``worker``)."""
+    return agent.split(":", 1)[1] if ":" in agent else agent
+
+
+@dataclass(frozen=True)
+class FifoEnd:
+    """One end of a fifo: the agent, its tile, and its DMA channel index (None: shared memory)."""
+
+    agent: str
+    tile: Coord
+    channel: int | None = None
+
+
+@dataclass(frozen=True)
+class FifoPlan:
+    """Where a fifo's ends live and how it is carried."""
+
+    name: str
+    producer: FifoEnd
+    consumers: tuple[FifoEnd, ...]
+    shared_tile: Coord | None = None
+
+    @property
+    def shared(self) -> bool:
+        return self.shared_tile is not None
+
+
+@dataclass(frozen=True)
+class BufferPlacement:
+    """One buffer: the tile whose memory holds it, its bank, byte offset and size."""
+
+    tile: Coord
+    bank: int
+    offset: int
+    size: int
+    fifo: str = ""
+    index: int = 0
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.size
+
+
+@dataclass(frozen=True)
+class Route:
+    """A stream flow: neighbour links from ``source`` reaching every tile in ``dests`` (a tree)."""
+
+    source: Coord
+    dests: tuple[Coord, ...]
+    links: tuple[LinkKey, ...]
+
+    def reaches(self) -> set[Coord]:
+        """Tiles reachable from the source over the route's links."""
+        seen, frontier = {self.source}, [self.source]
+        out: dict[Coord, list[Coord]] = {}
+        for a, b in self.links:
+            out.setdefault(a, []).append(b)
+        while frontier:
+            t = frontier.pop()
+            for n in out.get(t, []):
+                if n not in seen:
+                    seen.add(n)
+                    frontier.append(n)
+        return seen
+
+    def hops_to(self, dest: Coord) -> int:
+        """Links on the path from the source to ``dest`` (0 if not reached)."""
+        parent: dict[Coord, Coord] = {b: a for a, b in self.links}
+        n, t = 0, dest
+        while t != self.source and t in parent and n <= len(self.links):
+            t, n = parent[t], n + 1
+        return n if t == self.source else 0
+
+
+@dataclass(frozen=True)
+class SolveInfo:
+    """How one planning decision was made."""
+
+    method: str
+    status: str
+    seconds: float
+    objective: float | None = None
+    gap: float | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """A design with every decision made.
+
+    Attributes:
+        design: the planned design.
+        placement: compute tile of every core.
+        link_tiles: memtile of every link.
+        fifos: ends and carriage of every fifo.
+        buffers: every buffer's placement.
+        routes: stream flows by name (the fifo they carry).
+        solves: how each decision was made.
+    """
+
+    design: Design
+    placement: dict[str, Coord]
+    link_tiles: dict[str, Coord]
+    fifos: dict[str, FifoPlan]
+    buffers: dict[str, BufferPlacement]
+    routes: dict[str, Route]
+    solves: dict[str, SolveInfo] = field(default_factory=dict)
+
+    @property
+    def device(self):  # noqa: ANN201 - a Device
+        return self.design.device
+
+    def tile_of(self, agent: str) -> Coord | None:
+        """The tile an agent runs on (None for the host, which is spread over shims)."""
+        kind, _, name = agent.partition(":")
+        if kind == "core":
+            return self.placement[name]
+        if kind == "link":
+            return self.link_tiles[name]
+        return None
+
+    def buffers_of(self, fifo: str, agent: str | None = None) -> list[BufferPlacement]:
+        """The buffers of ``fifo`` (on ``agent``'s side, or the shared ones), in index order."""
+        prefix = f"{fifo}_" if agent is None else f"{fifo}_{agent_name(agent)}_"
+        out = []
+        for name, b in self.buffers.items():
+            if b.fifo != fifo or not name.startswith(prefix):
+                continue
+            rest = name[len(prefix) :]
+            if rest.isdigit():
+                out.append(b)
+        return sorted(out, key=lambda b: b.index)
+
+    def link_usage(self) -> dict[LinkKey, int]:
+        """Channels in use on every directed neighbour link any route uses."""
+        use: Counter = Counter()
+        for r in self.routes.values():
+            for link in r.links:
+                use[link] += 1
+        return dict(sorted(use.items()))
+
+    def report(self) -> str:
+        """A readable summary of every decision."""
+        from tilelang.ir.plan_report import render
+
+        return render(self)
+
+    def __str__(self) -> str:
+        return self.report()
+
+    # -- serialisation ------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        """The plan as JSON (the design carried as IR text); deterministic."""
+        from tilelang.ir import print as print_ir
+
+        def end(e: FifoEnd) -> dict:
+            return {"agent": e.agent, "tile": list(e.tile), "channel": e.channel}
+
+        doc = {
+            "design": print_ir(self.design),
+            "placement": {k: list(v) for k, v in sorted(self.placement.items())},
+            "link_tiles": {k: list(v) for k, v in sorted(self.link_tiles.items())},
+            "fifos": {
+                k: {
+                    "producer": end(f.producer),
+                    "consumers": [end(c) for c in f.consumers],
+                    "shared_tile": list(f.shared_tile) if f.shared_tile else None,
+                }
+                for k, f in sorted(self.fifos.items())
+            },
+            "buffers": {
+                k: {"tile": list(b.tile), "bank": b.bank, "offset": b.offset, "size": b.size, "fifo": b.fifo, "index": b.index}
+                for k, b in sorted(self.buffers.items())
+            },
+            "routes": {
+                k: {"source": list(r.source), "dests": [list(d) for d in r.dests], "links": [[list(a), list(b)] for a, b in r.links]}
+                for k, r in sorted(self.routes.items())
+            },
+            "solves": {
+                k: {"method": s.method, "status": s.status, "seconds": s.seconds, "objective": s.objective, "gap": s.gap}
+                for k, s in sorted(self.solves.items())
+            },
+        }
+        return json.dumps(doc, indent=1, sort_keys=True)
+
+    @staticmethod
+    def from_json(text: str, externs: dict | None = None) -> Plan:
+        """Rebuild a plan from :meth:`to_json` output."""
+        from tilelang.ir import parse
+
+        doc = json.loads(text)
+        design = parse(doc["design"], externs=externs)
+
+        def tile(x: list) -> Coord:
+            return (int(x[0]), int(x[1]))
+
+        def end(e: dict) -> FifoEnd:
+            return FifoEnd(e["agent"], tile(e["tile"]), e["channel"])
+
+        return Plan(
+            design=design,  # type: ignore[arg-type]
+            placement={k: tile(v) for k, v in doc["placement"].items()},
+            link_tiles={k: tile(v) for k, v in doc["link_tiles"].items()},
+            fifos={
+                k: FifoPlan(k, end(f["producer"]), tuple(end(c) for c in f["consumers"]),
+                            tile(f["shared_tile"]) if f["shared_tile"] else None)
+                for k, f in doc["fifos"].items()
+            },
+            buffers={
+                k: BufferPlacement(tile(b["tile"]), b["bank"], b["offset"], b["size"], b["fifo"], b["index"])
+                for k, b in doc["buffers"].items()
+            },
+            routes={
+                k: Route(tile(r["source"]), tuple(tile(d) for d in r["dests"]), tuple((tile(a), tile(b)) for a, b in r["links"]))
+                for k, r in doc["routes"].items()
+            },
+            solves={k: SolveInfo(**s) for k, s in doc["solves"].items()},
+        )

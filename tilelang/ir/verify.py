@@ -1,0 +1,350 @@
+"""Whole-design checks: run after tracing and after parsing.
+
+Each check names what is wrong and, when the design came from Python, the
+user's line. The single-entity checks here are also called by the frontend at
+the point of use, so a user sees an error at the line that caused it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from tilelang.errors import DesignError
+from tilelang.ir.design import (
+    Acquire,
+    Call,
+    ConstArg,
+    Core,
+    Design,
+    Dma,
+    ElemArg,
+    Fifo,
+    Link,
+    LinkKind,
+    Loop,
+    LoopVarArg,
+    Port,
+    Release,
+    Stmt,
+    TensorDecl,
+)
+from tilelang.ir.dtypes import DType
+from tilelang.ir.kernel import AnyKernel
+from tilelang.ir.pattern import AccessPattern
+from tilelang.ir.types import TileType
+
+HOST = "host"
+
+
+def at(loc: str | None) -> str:
+    return f" (at {loc})" if loc else ""
+
+
+@dataclass
+class FifoEnds:
+    """Who writes and who reads one fifo: ``host``, ``core:<name>`` or ``link:<name>``."""
+
+    producers: list[str] = field(default_factory=list)
+    consumers: list[str] = field(default_factory=list)
+
+
+def fifo_ends(design: Design) -> dict[str, FifoEnds]:
+    """Producers and consumers of every fifo, each agent once, in a stable order."""
+    ends: dict[str, FifoEnds] = {f.name: FifoEnds() for f in design.fifos}
+
+    def add(fifo: str, agent: str, produce: bool) -> None:
+        if fifo not in ends:
+            return
+        side = ends[fifo].producers if produce else ends[fifo].consumers
+        if agent not in side:
+            side.append(agent)
+
+    for c in design.cores:
+        for fifo, port in core_ports(c).items():
+            add(fifo, f"core:{c.name}", port is Port.PRODUCE)
+    for ln in design.links:
+        for s in ln.srcs:
+            add(s, f"link:{ln.name}", False)
+        for d in ln.dsts:
+            add(d, f"link:{ln.name}", True)
+    for d in design.dmas:
+        if d.to_device:
+            for e in d.dsts:
+                add(e.name, HOST, True)
+        else:
+            add(d.src.name, HOST, False)
+    return ends
+
+
+def core_ports(core: Core) -> dict[str, Port]:
+    """The port a core holds on each fifo it touches (first use wins; conflicts are checked elsewhere)."""
+    ports: dict[str, Port] = {}
+    for s in _walk(core.body):
+        if isinstance(s, Acquire | Release):
+            ports.setdefault(s.fifo, s.port)
+    return ports
+
+
+def _walk(body: tuple[Stmt, ...]):
+    for s in body:
+        yield s
+        if isinstance(s, Loop):
+            yield from _walk(s.body)
+
+
+# -- single-entity checks, shared with the frontend ------------------------------------
+
+
+def shim_pattern_dims(device: object) -> int:
+    """Dimensions a host move's pattern may have after merging contiguous ones.
+
+    A shim BD walks ``dma_dims`` dimensions; where BDs have an iteration field
+    (AIE2: the host command's fourth, outermost dimension; AIE_FACTS.md
+    "shim 3-d + repeat") one more dimension is free.
+    """
+    shims = [t for t in device.tiles("shim") if device.is_noc_shim(t)]  # type: ignore[attr-defined]
+    shim = shims[0]
+    extra = 1 if device.bd_field_bits(shim).get("iteration", 0) > 0 else 0  # type: ignore[attr-defined]
+    return device.dma_dims(shim) + extra  # type: ignore[attr-defined]
+
+
+def check_pattern(
+    pattern: AccessPattern, tensor: TensorDecl, fifo: Fifo, design_device: object, what: str
+) -> None:
+    """A host move's pattern: inside the tensor, whole fifo elements, within the shim DMA's dimensions.
+
+    Raises:
+        DesignError: naming the move, the tensor and the limit broken.
+    """
+    if tensor.dtype != fifo.elem.dtype:
+        raise DesignError(
+            f"{what}: tensor {tensor.name!r} holds {tensor.dtype} but fifo {fifo.name!r} holds {fifo.elem.dtype}"
+        )
+    lo, hi = pattern.extent()
+    if hi >= tensor.type.numel:
+        raise DesignError(
+            f"{what}: the pattern reads element {hi} of tensor {tensor.name!r}, which has {tensor.type.numel} "
+            f"elements (shape {tensor.shape}); pattern {pattern}"
+        )
+    if pattern.numel % fifo.elem.numel:
+        raise DesignError(
+            f"{what}: the pattern moves {pattern.numel} elements, not a multiple of fifo {fifo.name!r}'s "
+            f"element of {fifo.elem.numel} ({fifo.elem})"
+        )
+    device = design_device
+    limit = shim_pattern_dims(device)
+    rank = pattern.canonical().rank
+    if rank > limit:
+        raise DesignError(
+            f"{what}: the pattern has {rank} dimensions after merging contiguous ones, the shim DMA of "
+            f"{device.name} supports {limit}; split the move into several tl.dma calls"  # type: ignore[attr-defined]
+        )
+
+
+def check_call(call: Call, kernel: AnyKernel, fifos: dict[str, Fifo], loop_depth: int, core: str) -> None:
+    """A kernel call's arguments against the kernel's parameters."""
+    what = f"core {core!r}: call of {kernel.name!r}{at(call.loc)}"
+    if len(call.args) != len(kernel.params):
+        raise DesignError(f"{what}: {len(kernel.params)} arguments expected, got {len(call.args)}")
+    for p, a in zip(kernel.params, call.args, strict=True):
+        if isinstance(p.type, TileType):
+            if not isinstance(a, ElemArg):
+                raise DesignError(f"{what}: parameter {p.name!r} is a tile {p.type}; pass a fifo element")
+            f = fifos.get(a.fifo)
+            if f is None:
+                raise DesignError(f"{what}: unknown fifo {a.fifo!r}")
+            if f.elem != p.type:
+                raise DesignError(f"{what}: parameter {p.name!r} expects {p.type}, fifo {a.fifo!r} holds {f.elem}")
+            continue
+        dt: DType = p.type
+        if isinstance(a, ElemArg):
+            raise DesignError(f"{what}: parameter {p.name!r} is a scalar {dt}; a fifo element was passed")
+        if a.dtype != dt:
+            raise DesignError(f"{what}: parameter {p.name!r} is {dt}, the argument is {a.dtype}")
+        if isinstance(a, LoopVarArg):
+            if not dt.is_int:
+                raise DesignError(f"{what}: a loop variable is an integer; parameter {p.name!r} is {dt}")
+            if a.depth >= loop_depth:
+                raise DesignError(f"{what}: loop variable %i{a.depth} is not in scope")
+        elif isinstance(a, ConstArg):
+            _check_const(a, what, p.name)
+
+
+def _check_const(a: ConstArg, what: str, pname: str) -> None:
+    import numpy as np
+
+    if a.dtype.is_int:
+        if not isinstance(a.value, int):
+            raise DesignError(f"{what}: parameter {pname!r} is {a.dtype}, got {a.value!r}")
+        info = np.iinfo(a.dtype.numpy)
+        if not info.min <= a.value <= info.max:
+            raise DesignError(f"{what}: {a.value} does not fit parameter {pname!r} of type {a.dtype}")
+    elif not isinstance(a.value, float):
+        raise DesignError(f"{what}: parameter {pname!r} is {a.dtype}, constant {a.value!r} must be a float")
+
+
+def check_sync(core: Core, fifos: dict[str, Fifo]) -> None:
+    """Acquire/release discipline of one core, by walking its program.
+
+    ``acquire(n)`` makes n elements held (acquiring only the difference, as
+    IRON does), so it never holds more than ``n``; it fails when n exceeds
+    the fifo's depth. A release gives back held elements; a call may use
+    held elements only. Loops are walked twice to reach their steady state.
+    """
+    held: dict[str, int] = defaultdict(int)
+
+    def run(body: tuple[Stmt, ...]) -> None:
+        for s in body:
+            if isinstance(s, Acquire):
+                f = fifos[s.fifo]
+                if s.n > f.depth:
+                    raise DesignError(
+                        f"core {core.name!r}: acquires {s.n} elements of fifo {f.name!r}, whose depth is {f.depth}; "
+                        f"this can never be granted (raise depth=)"
+                    )
+                held[s.fifo] = max(held[s.fifo], s.n)
+            elif isinstance(s, Release):
+                if s.n > held[s.fifo]:
+                    raise DesignError(
+                        f"core {core.name!r}: releases {s.n} elements of fifo {s.fifo!r} while holding {held[s.fifo]}"
+                    )
+                held[s.fifo] -= s.n
+            elif isinstance(s, Call):
+                for a in s.args:
+                    if isinstance(a, ElemArg) and a.index >= held[a.fifo]:
+                        raise DesignError(
+                            f"core {core.name!r}: call of {s.kernel!r}{at(s.loc)} uses element {a.index} of fifo "
+                            f"{a.fifo!r} while holding {held[a.fifo]}; acquire it first"
+                        )
+            elif isinstance(s, Loop):
+                for _ in range(min(s.trip_count, 2)):
+                    run(s.body)
+
+    run(core.body)
+
+
+# -- whole design -----------------------------------------------------------------------
+
+
+def verify_design(design: Design) -> None:
+    """Check everything about ``design`` that does not need a plan.
+
+    Raises:
+        DesignError: naming the entity, what is wrong and what to do.
+    """
+    fifos = {f.name: f for f in design.fifos}
+    kernels = {k.name: k for k in design.kernels}
+    tensors = design.tensors
+    _verify_cores(design, fifos, kernels)
+    for d in design.dmas:
+        _verify_dma(design, d, fifos, tensors)
+    for ln in design.links:
+        _verify_link(design, ln, fifos)
+    _verify_ends(design)
+
+
+def _verify_cores(design: Design, fifos: dict[str, Fifo], kernels: dict[str, AnyKernel]) -> None:
+    pins: dict[tuple[int, int], str] = {}
+    for c in design.cores:
+        if c.tile is not None:
+            kind = design.device.tile_kind(c.tile)
+            if kind != "compute":
+                raise DesignError(f"core {c.name!r}{at(c.loc)} is pinned to {c.tile}, a {kind} tile; pin it to a compute tile")
+            if c.tile in pins:
+                raise DesignError(f"cores {pins[c.tile]!r} and {c.name!r} are both pinned to tile {c.tile}")
+            pins[c.tile] = c.name
+        ports: dict[str, Port] = {}
+        for s in _walk(c.body):
+            if isinstance(s, Acquire | Release):
+                if s.fifo not in fifos:
+                    raise DesignError(f"core {c.name!r} uses unknown fifo {s.fifo!r}")
+                if ports.setdefault(s.fifo, s.port) is not s.port:
+                    raise DesignError(f"core {c.name!r} both produces and consumes fifo {s.fifo!r}")
+        _check_calls(c, c.body, 0, fifos, kernels, ports)
+        check_sync(c, fifos)
+
+
+def _check_calls(core: Core, body: tuple[Stmt, ...], depth: int, fifos, kernels, ports: dict[str, Port]) -> None:
+    for s in body:
+        if isinstance(s, Loop):
+            _check_calls(core, s.body, depth + 1, fifos, kernels, ports)
+        elif isinstance(s, Call):
+            k = kernels.get(s.kernel)
+            if k is None:
+                raise DesignError(f"core {core.name!r} calls unknown kernel {s.kernel!r}")
+            check_call(s, k, fifos, depth, core.name)
+            for p, a in zip(k.params, s.args, strict=True):
+                if not isinstance(a, ElemArg):
+                    continue
+                want = Port.PRODUCE if p.name in k.written else Port.CONSUME
+                if ports.get(a.fifo) is not want:
+                    verb = "writes" if want is Port.PRODUCE else "only reads"
+                    raise DesignError(
+                        f"core {core.name!r}: kernel {k.name!r}{at(s.loc)} {verb} parameter {p.name!r}, but the core "
+                        f"holds fifo {a.fifo!r} as a {ports.get(a.fifo, Port.CONSUME).value}r"
+                    )
+
+
+def _verify_dma(design: Design, d: Dma, fifos: dict[str, Fifo], tensors: dict[str, TensorDecl]) -> None:
+    what = f"dma {d.name!r}{at(d.loc)}"
+    if d.tensor not in tensors:
+        raise DesignError(f"{what}: unknown tensor {d.tensor!r}")
+    for f in d.fifos:
+        if f not in fifos:
+            raise DesignError(f"{what}: unknown fifo {f!r}")
+        check_pattern(d.pattern, tensors[d.tensor], fifos[f], design.device, what)
+    if len({fifos[f].elem for f in d.fifos}) > 1:
+        raise DesignError(f"{what}: a broadcast needs fifos of one element type")
+
+
+def _verify_link(design: Design, ln: Link, fifos: dict[str, Fifo]) -> None:
+    what = f"{ln.kind.value} {ln.name!r}{at(ln.loc)}"
+    if not design.device.tiles("mem"):
+        raise DesignError(f"{what}: {design.device.name} has no memtiles, which links need")
+    for f in ln.fifos:
+        if f not in fifos:
+            raise DesignError(f"{what}: unknown fifo {f!r}")
+    dtypes = {fifos[f].elem.dtype for f in ln.fifos}
+    if len(dtypes) > 1:
+        raise DesignError(f"{what}: fifos hold different dtypes {sorted(map(str, dtypes))}")
+    if ln.kind is LinkKind.FORWARD:
+        a, b = fifos[ln.srcs[0]], fifos[ln.dsts[0]]
+        if a.elem.numel != b.elem.numel:
+            raise DesignError(f"{what}: {a.name!r} holds {a.elem.numel} elements per buffer, {b.name!r} {b.elem.numel}")
+        if ln.pattern is not None:
+            p = ln.pattern
+            if p.numel != a.elem.numel or p.extent()[1] >= a.elem.numel:
+                raise DesignError(f"{what}: the pattern must walk exactly the {a.elem.numel} elements of one buffer")
+            mem = design.device.tiles("mem")[0]
+            if p.canonical().rank > design.device.dma_dims(mem):
+                raise DesignError(f"{what}: the pattern has more dimensions than a memtile DMA supports")
+        return
+    whole = fifos[ln.srcs[0]] if ln.kind is LinkKind.SPLIT else fifos[ln.dsts[0]]
+    parts = ln.dsts if ln.kind is LinkKind.SPLIT else ln.srcs
+    for part, off in zip(parts, ln.offsets, strict=True):
+        n = fifos[part].elem.numel
+        if off < 0 or off + n > whole.elem.numel:
+            raise DesignError(
+                f"{what}: {part!r} ({n} elements) at offset {off} does not fit in {whole.name!r}'s buffer of "
+                f"{whole.elem.numel} elements"
+            )
+
+
+def _verify_ends(design: Design) -> None:
+    for name, e in fifo_ends(design).items():
+        f = design.fifo(name)
+        if not e.producers:
+            raise DesignError(f"fifo {name!r}{at(f.loc)} has no producer: nothing writes it (a dma into it, a core writing it, or a link)")
+        if len(e.producers) > 1:
+            raise DesignError(
+                f"fifo {name!r}{at(f.loc)} has {len(e.producers)} producers ({', '.join(e.producers)}); a fifo has one"
+            )
+        if not e.consumers:
+            raise DesignError(f"fifo {name!r}{at(f.loc)} has no consumer: nothing reads it")
+        both = set(e.producers) & set(e.consumers)
+        if both:
+            raise DesignError(f"fifo {name!r}{at(f.loc)} is produced and consumed by {sorted(both)[0]}")
+        for c in e.consumers:
+            if c.startswith("link:") and any(x.startswith("link:") for x in e.consumers if x != c):
+                raise DesignError(f"fifo {name!r} feeds two links; use one split")
