@@ -77,7 +77,7 @@ def test_python_loops_unroll_and_tl_range_stays_a_loop():
         @tl.core
         def w():
             for _ in range(2):
-                for i in tl.range(0, 8, 2):
+                for _i in tl.range(0, 8, 2):
                     x, y = a.acquire(), c.acquire()
                     copy(x, y)
                     a.release()

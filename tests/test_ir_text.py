@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tilelang.errors import KernelError, ParseError
+from tilelang.errors import DesignError, KernelError, ParseError
 from tilelang.ir.design import (
     Acquire,
     Call,
@@ -358,6 +358,21 @@ def test_design_kernels_may_follow_the_design(npu1: object) -> None:
     assert isinstance(d, Design) and print_ir(d) == VMUL
 
 
+def test_given_externs_replace_declarations(npu1: object) -> None:
+    original = two_workers(npu1)
+    ext = original.kernel("post")
+    d = parse_ir(print_ir(original), externs={"post": ext})
+    assert isinstance(d, Design) and d.kernel("post") is ext
+
+
+def test_verifier_errors_propagate_unchanged(npu1: object) -> None:
+    pytest.importorskip("tilelang.ir.verify", reason="the design verifier is not written yet")
+    no_consumer = replace_line(VMUL, "  dma @dma1(@c_out -> %C)", "  // dma @dma1(@c_out -> %C)")
+    with pytest.raises(DesignError, match="c_out") as info:
+        parse_ir(no_consumer)
+    assert not isinstance(info.value, ParseError)
+
+
 # -- errors -------------------------------------------------------------------------------
 
 
@@ -439,6 +454,12 @@ def replace_line(text: str, old: str, new: str) -> str:
             r"line 19, column 37: pattern repeat must be positive",
         ),
         ("tensor<4096xi32>, %C", "tile<4096xi32>, %C", r"line 7, column 31: design parameter %A must be a host tensor"),
+        (
+            "repeat = 1>}\n}\n",
+            'repeat = 1>}\n}\ndesign @again() {device = "npu1"} {\n}\n',
+            r"line 22, column 1: a text holds at most one design",
+        ),
+        ("@dma0(%A -> @a_in)", "@dma0(%A, %C -> @a_in)", r"line 19, column 17: dma @dma0 has one source"),
     ],
 )
 def test_design_parse_errors(npu1: object, old: str, new: str, message: str) -> None:

@@ -50,6 +50,16 @@ def _user_frame():
     return None
 
 
+def _defining_frame(fn: Callable):
+    """The live frame of the function whose body defines ``fn`` (a nested def), if any."""
+    frame = inspect.currentframe()
+    while frame is not None:
+        if fn.__code__ in frame.f_code.co_consts:
+            return frame
+        frame = frame.f_back
+    return None
+
+
 def annotations_of(fn: Callable) -> dict[str, object]:
     """``fn``'s annotations, evaluated.
 
@@ -60,7 +70,7 @@ def annotations_of(fn: Callable) -> dict[str, object]:
     raw = inspect.get_annotations(fn)
     if not any(isinstance(v, str) for v in raw.values()):
         return dict(raw)
-    frame = _user_frame()
+    frame = _defining_frame(fn) or _user_frame()
     scope = dict(frame.f_locals) if frame is not None else {}
     if fn.__closure__:
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__, strict=True):

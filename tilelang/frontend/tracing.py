@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from tilelang.errors import KernelError
 from tilelang.frontend.source import located, user_location
 from tilelang.ir.dtypes import DType
-from tilelang.ir.kernel import KOp, OpKind, Param, default_accumulator, is_full_index, normalize_index
+from tilelang.ir.index import is_full_index, normalize_index
+from tilelang.ir.kernel import KOp, OpKind, Param, default_accumulator
 from tilelang.ir.types import TileType
 
 _state = threading.local()

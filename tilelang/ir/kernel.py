@@ -9,63 +9,15 @@ op cannot be built.
 
 from __future__ import annotations
 
-import enum
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tilelang.errors import KernelError
-from tilelang.ir.dtypes import DType, accumulator, i1, i32
+from tilelang.ir.dtypes import DType, accumulator, i1
+from tilelang.ir.index import Index, broadcast_shapes, index_shape, normalize_index
+from tilelang.ir.ops import BINARY, COMPARE, REDUCE, UNARY, OpKind
 from tilelang.ir.types import TileType
-
-
-class OpKind(enum.Enum):
-    """Every kernel op kind, grouped by shape of its rule."""
-
-    # leaves and memory
-    CONST = "const"
-    LOAD = "load"
-    STORE = "store"
-    SLICE = "slice"
-    # elementwise unary
-    NEG = "neg"
-    ABS = "abs"
-    EXP = "exp"
-    RELU = "relu"
-    CAST = "cast"
-    # elementwise binary (numpy broadcasting)
-    ADD = "add"
-    SUB = "sub"
-    MUL = "mul"
-    DIV = "div"
-    MAX = "max"
-    MIN = "min"
-    # comparisons (result i1)
-    LT = "lt"
-    LE = "le"
-    GT = "gt"
-    GE = "ge"
-    EQ = "eq"
-    NE = "ne"
-    # select
-    WHERE = "where"
-    # contractions and reductions
-    MATMUL = "matmul"
-    SUM = "sum"
-    RMAX = "reduce_max"
-
-
-UNARY = frozenset({OpKind.NEG, OpKind.ABS, OpKind.EXP, OpKind.RELU})
-BINARY = frozenset({OpKind.ADD, OpKind.SUB, OpKind.MUL, OpKind.DIV, OpKind.MAX, OpKind.MIN})
-COMPARE = frozenset({OpKind.LT, OpKind.LE, OpKind.GT, OpKind.GE, OpKind.EQ, OpKind.NE})
-REDUCE = frozenset({OpKind.SUM, OpKind.RMAX})
-ELEMENTWISE = UNARY | BINARY | COMPARE | {OpKind.CAST, OpKind.WHERE}
-KIND_BY_NAME = {k.value: k for k in OpKind}
-
-# One entry of a normalised index: (start, stop, step) keeps the dimension,
-# an int picks one position and drops it.
-IndexItem = tuple[int, int, int] | int
-Index = tuple[IndexItem, ...]
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,63 +48,6 @@ class Param:
 
 
 Operand = "KOp | Param"
-
-
-def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
-    """numpy broadcasting of two static shapes, or None if they do not broadcast."""
-    out = []
-    for x, y in zip(reversed((1,) * (len(b) - len(a)) + a), reversed((1,) * (len(a) - len(b)) + b), strict=True):
-        if x != y and 1 not in (x, y):
-            return None
-        out.append(max(x, y))
-    return tuple(reversed(out))
-
-
-def normalize_index(index: object, shape: tuple[int, ...]) -> Index:
-    """Turn a Python subscript into one :data:`IndexItem` per dimension.
-
-    Raises:
-        KernelError: for dynamic, out-of-range, negative-step or too many indices.
-    """
-    items = index if isinstance(index, tuple) else (index,)
-    if sum(1 for it in items if it is Ellipsis) > 1:
-        raise KernelError("an index can hold at most one '...'")
-    if Ellipsis in items:
-        at = items.index(Ellipsis)
-        fill = len(shape) - (len(items) - 1)
-        items = items[:at] + (slice(None),) * max(fill, 0) + items[at + 1 :]
-    if len(items) > len(shape):
-        raise KernelError(f"index {index!r} has {len(items)} entries for a tile of shape {shape}")
-    items = items + (slice(None),) * (len(shape) - len(items))
-    out: list[IndexItem] = []
-    for dim, (it, size) in enumerate(zip(items, shape, strict=True)):
-        if isinstance(it, slice):
-            for part in (it.start, it.stop, it.step):
-                if part is not None and (not isinstance(part, int) or isinstance(part, bool)):
-                    raise KernelError(f"slice bounds must be Python ints (static), got {it!r} in dimension {dim}")
-            if it.step is not None and it.step <= 0:
-                raise KernelError(f"slice step must be positive, got {it.step} in dimension {dim}")
-            start, stop, step = it.indices(size)
-            if stop <= start:
-                raise KernelError(f"slice {it.start}:{it.stop} of dimension {dim} (size {size}) is empty")
-            out.append((start, stop, step))
-        elif isinstance(it, int) and not isinstance(it, bool):
-            pos = it + size if it < 0 else it
-            if not 0 <= pos < size:
-                raise KernelError(f"index {it} is out of range for dimension {dim} of size {size}")
-            out.append(pos)
-        else:
-            raise KernelError(f"index entries must be static ints or slices, got {it!r} in dimension {dim}")
-    return tuple(out)
-
-
-def index_shape(index: Index) -> tuple[int, ...]:
-    """Shape of the region an index selects."""
-    return tuple(len(range(*it)) for it in index if isinstance(it, tuple))
-
-
-def is_full_index(index: Index, shape: tuple[int, ...]) -> bool:
-    return all(it == (0, n, 1) for it, n in zip(index, shape, strict=True)) and len(index) == len(shape)
 
 
 def _type_of(x: object) -> TileType:
@@ -407,6 +302,8 @@ class Kernel:
 
 
 CyclesFn = Callable[..., int]
+#: What an extern kernel's cycle function parses back as: known to exist, not carried by the text.
+DYNAMIC = "dynamic"
 
 
 @dataclass(frozen=True, eq=False)
@@ -425,7 +322,7 @@ class ExternKernel:
     name: str
     params: tuple[Param, ...]
     writes: frozenset[str]
-    cycles: int | CyclesFn | None = None
+    cycles: int | CyclesFn | str | None = None
     reference: Callable[..., object] | None = None
     object_file: str | None = None
 
@@ -455,6 +352,11 @@ class ExternKernel:
         """Cycles of one call with these arguments, or None when undeclared."""
         if self.cycles is None or isinstance(self.cycles, int):
             return self.cycles
+        if self.cycles == DYNAMIC:
+            raise KernelError(
+                f"extern kernel {self.name!r} has a cycle function, which IR text cannot carry; "
+                f"pass the kernel to tl.ir.parse(..., externs={{{self.name!r}: kernel}})"
+            )
         return int(self.cycles(*args))
 
     def __call__(self, *args: object, **kwargs: object) -> None:
@@ -480,7 +382,6 @@ __all__ = [
     "Param",
     "broadcast_shapes",
     "default_accumulator",
-    "i32",
     "index_shape",
     "normalize_index",
 ]

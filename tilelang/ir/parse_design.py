@@ -1,0 +1,206 @@
+"""Building a Design from its parse tree (the ``design`` item of the IR text)."""
+
+from __future__ import annotations
+
+import re
+
+from lark import Token, Tree
+
+from tilelang.ir.design import (
+    Acquire,
+    Arg,
+    Call,
+    ConstArg,
+    Core,
+    Design,
+    Dma,
+    ElemArg,
+    Endpoint,
+    EndpointKind,
+    Fifo,
+    Link,
+    LinkKind,
+    Loop,
+    LoopVarArg,
+    Port,
+    Release,
+    Stmt,
+    TensorDecl,
+)
+from tilelang.ir.kernel import AnyKernel
+from tilelang.ir.parser import (
+    ParseContext,
+    as_int,
+    as_ints,
+    as_pattern,
+    as_string,
+    attributes,
+    dtype,
+    error,
+    integer,
+    located,
+    number,
+    parse_type,
+    register_item,
+    required,
+    subtrees,
+)
+from tilelang.ir.types import TensorType, TileType
+from tilelang.ir.verify import verify_design
+
+
+class _DesignScope:
+    """Names a design declares, for resolving ``@fifo``, ``%tensor`` and ``@kernel``."""
+
+    def __init__(self, kernels: dict[str, AnyKernel]):
+        self.kernels = kernels
+        self.names: dict[str, str] = {name: "kernel" for name in kernels}
+
+    def declare(self, tok: Token, what: str) -> str:
+        name = tok[1:]
+        if name in self.names:
+            raise error(tok, f"duplicate name {tok}: already used by a {self.names[name]}")
+        self.names[name] = what
+        return name
+
+    def ref(self, tok: Token, what: str) -> str:
+        sigil = "%" if what == "tensor" else "@"
+        if tok[0] != sigil or self.names.get(tok[1:]) != what:
+            raise error(tok, f"undefined {what} {tok}")
+        return tok[1:]
+
+    def stmts(self, nodes: list[Tree], depth: int) -> tuple[Stmt, ...]:
+        out: list[Stmt] = []
+        for s in nodes:
+            if s.data == "call":
+                out.append(self.call(s, depth))
+            elif s.data == "loop":
+                var, start, stop, step, *body = s.children
+                if var != f"%i{depth}":
+                    raise error(var, f"the loop variable at depth {depth} is named %i{depth}, not {var}")
+                inner = self.stmts(body, depth + 1)
+                with located(s):
+                    out.append(Loop(integer(start), integer(stop), integer(step), inner))
+            else:
+                fifo, port, n = s.children
+                if port not in ("consume", "produce"):
+                    raise error(port, f"expected consume or produce, got {port}")
+                cls = Acquire if s.data == "acquire" else Release
+                with located(s):
+                    out.append(cls(self.ref(fifo, "fifo"), Port(str(port)), integer(n)))
+        return tuple(out)
+
+    def call(self, node: Tree, depth: int) -> Call:
+        sym, *args = node.children
+        kernel = self.kernels.get(sym[1:])
+        if kernel is None:
+            raise error(sym, f"unknown kernel {sym}")
+        if len(args) != len(kernel.params):
+            raise error(node, f"call of {sym} passes {len(args)} arguments, the kernel takes {len(kernel.params)}")
+        out: list[Arg] = []
+        for a in args:
+            first, second = a.children
+            if a.data == "elem_arg":
+                out.append(ElemArg(self.ref(first, "fifo"), integer(second)))
+            elif a.data == "const_arg":
+                out.append(ConstArg(number(first), dtype(second)))
+            else:
+                m = re.fullmatch(r"%i(0|[1-9]\d*)", first)
+                if m is None or int(m[1]) >= depth:
+                    raise error(first, f"undefined loop variable {first}")
+                out.append(LoopVarArg(int(m[1]), dtype(second)))
+        return Call(sym[1:], tuple(out))
+
+
+def _build_design(node: Tree, ctx: ParseContext) -> Design:
+    if ctx.design is not None:
+        raise error(node, "a text holds at most one design")
+    sym = node.children[0]
+    scope = _DesignScope(ctx.kernels)
+    params = []
+    for p in subtrees(node, "param"):
+        tok, ty = p.children
+        t = parse_type(ty)
+        if not isinstance(t, TensorType):
+            raise error(ty, f"design parameter {tok} must be a host tensor tensor<...>, not {t}")
+        params.append(TensorDecl(scope.declare(tok, "tensor"), t))
+    attrs = attributes(subtrees(node, "attrs")[0], ("device",))
+    dev_node = required(attrs, "device", node, f"design {sym}")
+    with located(dev_node):
+        from tilelang.devices import device
+
+        dev = device(as_string(dev_node))
+    fifos = [_fifo(f, scope) for f in subtrees(node, "fifo")]
+    cores = [_core(c, scope) for c in subtrees(node, "core")]
+    links = [_link(x, scope) for x in subtrees(node, "link")]
+    dmas = [_dma(m, scope) for m in subtrees(node, "dma")]
+    with located(node):
+        design = Design(
+            sym[1:],
+            dev,
+            tuple(params),
+            tuple(ctx.kernels.values()),
+            tuple(fifos),
+            tuple(cores),
+            tuple(links),
+            tuple(dmas),
+        )
+    ctx.design = design
+    # DesignError from the verifier propagates unchanged: it is about the design, not the text.
+    verify_design(design)
+    return design
+
+
+def _fifo(node: Tree, scope: _DesignScope) -> Fifo:
+    sym, ty, attrs_node = node.children
+    elem = parse_type(ty)
+    if not isinstance(elem, TileType):
+        raise error(ty, f"fifo {sym}: the element type must be tile<...>, not {elem}")
+    depth = required(attributes(attrs_node, ("depth",)), "depth", node, f"fifo {sym}")
+    with located(node):
+        return Fifo(scope.declare(sym, "fifo"), elem, as_int(depth))
+
+
+def _core(node: Tree, scope: _DesignScope) -> Core:
+    sym = node.children[0]
+    attrs = attributes(next(iter(subtrees(node, "attrs")), None), ("tile",))
+    tile = as_ints(attrs["tile"]) if "tile" in attrs else None
+    if tile is not None and len(tile) != 2:
+        raise error(attrs["tile"], f"core {sym}: tile is [col, row]")
+    name = scope.declare(sym, "core")
+    body = scope.stmts([c for c in node.children[1:] if isinstance(c, Tree) and c.data != "attrs"], 0)
+    with located(node):
+        return Core(name, body, tile)  # type: ignore[arg-type]
+
+
+def _link(node: Tree, scope: _DesignScope) -> Link:
+    kind_node, sym, srcs, dsts, *rest = node.children
+    attrs = attributes(rest[0] if rest else None, ("offsets", "pattern"))
+    offsets = as_ints(attrs["offsets"]) if "offsets" in attrs else ()
+    pattern = as_pattern(attrs["pattern"]) if "pattern" in attrs else None
+    name = scope.declare(sym, "link")
+    src_names = tuple(scope.ref(t, "fifo") for t in srcs.children)
+    dst_names = tuple(scope.ref(t, "fifo") for t in dsts.children)
+    with located(node):
+        return Link(name, LinkKind(str(kind_node.children[0])), src_names, dst_names, offsets, pattern)
+
+
+def _dma(node: Tree, scope: _DesignScope) -> Dma:
+    sym, srcs, dsts, attrs_node = node.children
+    if len(srcs.children) != 1:
+        raise error(srcs.children[1], f"dma {sym} has one source")
+    pattern = as_pattern(required(attributes(attrs_node, ("pattern",)), "pattern", node, f"dma {sym}"))
+    name = scope.declare(sym, "dma")
+    src = _endpoint(srcs.children[0], scope)
+    with located(node):
+        return Dma(name, src, tuple(_endpoint(t, scope) for t in dsts.children), pattern)
+
+
+def _endpoint(tok: Token, scope: _DesignScope) -> Endpoint:
+    if tok.type == "VALUE":
+        return Endpoint(EndpointKind.TENSOR, scope.ref(tok, "tensor"))
+    return Endpoint(EndpointKind.FIFO, scope.ref(tok, "fifo"))
+
+
+
+register_item("design", _build_design)
