@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from tilelang import ir
+from tilelang import ir, library
 from tilelang.devices import Device, device, devices
 from tilelang.errors import (
     DeadlockError,
@@ -53,6 +53,7 @@ __all__ = [
     "i16",
     "i32",
     "ir",
+    "library",
     "join",
     "kernel",
     "matmul",
