@@ -5,7 +5,13 @@
 
 from __future__ import annotations
 
-from tilelang import ir, library
+# The subpackages tilelang.plan and tilelang.devices share their names with the
+# API functions tl.plan and tl.devices: import them first, so that binding the
+# functions below is final (a later first import of a submodule would rebind it).
+import tilelang.devices
+import tilelang.plan  # noqa: F401
+from tilelang import backends, ir, library
+from tilelang.api import emit_mlir, plan, route, simulate, tile_contraction
 from tilelang.devices import Device, device, devices
 from tilelang.errors import (
     DeadlockError,
@@ -20,11 +26,19 @@ from tilelang.frontend.design import core, design, dma, fifo, join, range, split
 from tilelang.frontend.kernel import abs, exp, extern_kernel, kernel, matmul, max, maximum, minimum, relu, sum, where
 from tilelang.ir.dtypes import bf16, f32, i8, i16, i32
 from tilelang.ir.pattern import AccessPattern, pattern, tiles
+from tilelang.ir.plan import Plan
 from tilelang.ir.types import Tensor, TensorType, Tile, TileType
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Plan",
+    "tile_contraction",
+    "simulate",
+    "route",
+    "plan",
+    "emit_mlir",
+    "backends",
     "AccessPattern",
     "DeadlockError",
     "DesignError",

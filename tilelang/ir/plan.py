@@ -128,7 +128,9 @@ class Plan:
         fifos: ends and carriage of every fifo.
         buffers: every buffer's placement.
         routes: stream flows by name (the fifo they carry).
-        solves: how each decision was made.
+        solves: how each decision was made (``seconds`` is 0.0 in plans from
+            the planner, so the JSON is deterministic; see ``timings``).
+        timings: wall seconds of each planning step (not serialised).
     """
 
     design: Design
@@ -138,6 +140,8 @@ class Plan:
     buffers: dict[str, BufferPlacement]
     routes: dict[str, Route]
     solves: dict[str, SolveInfo] = field(default_factory=dict)
+    #: Wall seconds per planning step; not serialised, so JSON stays byte-identical.
+    timings: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def device(self):  # noqa: ANN201 - a Device

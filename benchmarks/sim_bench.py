@@ -1,0 +1,155 @@
+"""Simulator speed and memory on growing whole-array GEMMs (npu1, 16 cores, 64^3 bf16 kernel tiles).
+
+Prints, per size: simulated events, simulated cycles, wall seconds, events per
+second, simulated cycles per second and peak resident memory (each size in its
+own process). Run: ``.venv/bin/python benchmarks/sim_bench.py [--max 4096]``.
+
+The design follows IRON's whole_array example: each core row gets A through
+its own shim column and memtile (a forward link broadcasting to the row),
+each core column gets B likewise, and each column's four C blocks are joined
+in its memtile on their way back to the host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import simulator  # noqa: E402
+import tilelang as tl  # noqa: E402
+from tilelang.ir.design import Design  # noqa: E402
+from tilelang.ir.plan import Plan  # noqa: E402
+from tilelang.plan import plan as make_plan  # noqa: E402
+
+
+def whole_array_gemm(M: int, K: int, N: int, dtype=tl.bf16, t: int = 64, rows: int = 4, cols: int = 4,
+                     device: str = "npu1") -> Design:
+    """C = A @ B on a rows x cols core grid with t x t x t kernel tiles (IRON whole_array layout)."""
+    acc = tl.f32 if dtype.is_float else tl.i32
+    bi, bj, kt = M // (rows * t), N // (cols * t), K // t
+    assert M % (rows * t) == 0 and N % (cols * t) == 0 and K % t == 0, "sizes must tile the grid"
+
+    @tl.kernel
+    def zero(c: tl.Tile[(t, t), acc]):
+        c[...] = 0.0 if acc.is_float else 0
+
+    @tl.kernel
+    def mac(a: tl.Tile[(t, t), dtype], b: tl.Tile[(t, t), dtype], c: tl.Tile[(t, t), acc]):
+        c[...] += a @ b
+
+    @tl.design(device=device)
+    def gemm(A: tl.Tensor[(M, K), dtype], B: tl.Tensor[(K, N), dtype], C: tl.Tensor[(M, N), acc]):
+        a3 = [tl.fifo(tl.Tile[(t, t), dtype], name=f"a_l3_{r}") for r in range(rows)]
+        a2 = [tl.fifo(tl.Tile[(t, t), dtype], name=f"a_l2_{r}") for r in range(rows)]
+        b3 = [tl.fifo(tl.Tile[(t, t), dtype], name=f"b_l3_{c}") for c in range(cols)]
+        b2 = [tl.fifo(tl.Tile[(t, t), dtype], name=f"b_l2_{c}") for c in range(cols)]
+        cs = [[tl.fifo(tl.Tile[(t, t), acc], depth=1, name=f"c_{r}_{c}") for c in range(cols)] for r in range(rows)]
+        c3 = [tl.fifo(tl.Tile[(rows * t, t), acc], name=f"c_l3_{c}") for c in range(cols)]
+        for r in range(rows):
+            tl.dma(a3[r], a2[r], name=f"fwd_a{r}")
+        for c in range(cols):
+            tl.dma(b3[c], b2[c], name=f"fwd_b{c}")
+            tl.join([cs[r][c] for r in range(rows)], c3[c], name=f"join_c{c}")
+        for r in range(rows):
+            for c in range(cols):
+                @tl.core(name=f"core_{c}_{r}", tile=(c, r + 2))
+                def body(r=r, c=c):
+                    for _ in tl.range(bi * bj):
+                        out = cs[r][c].acquire()
+                        zero(out)
+                        for _ in tl.range(kt):
+                            x, y = a2[r].acquire(), b2[c].acquire()
+                            mac(x, y, out)
+                            a2[r].release()
+                            b2[c].release()
+                        cs[r][c].release()
+        for i in range(bi):
+            for r in range(rows):
+                row = (i * rows + r) * t
+                tl.dma(A, a3[r], pattern=tl.pattern(row * K, [bj, kt, t, t], [0, t, K, 1]))
+            for c in range(cols):
+                tl.dma(B, b3[c], pattern=tl.pattern(c * t, [bj, kt, t, t], [cols * t, t * N, N, 1]))
+            for c in range(cols):
+                tl.dma(c3[c], C, pattern=tl.pattern(i * rows * t * N + c * t, [bj, rows * t, t], [cols * t, N, 1]))
+
+    return gemm
+
+
+def gemm_plan(d: Design, rows: int = 4, cols: int = 4) -> Plan:
+    """The planner's plan, or, when it cannot place the links (it may put two joins on
+    one memtile), IRON's own layout by hand: every link and host end in its column."""
+    try:
+        return make_plan(d, strategy="greedy")
+    except tl.PlanError:
+        from test_sim_support import hand_plan
+
+        links = {f"fwd_a{r}": (r, 1) for r in range(rows)}
+        links.update({f"fwd_b{c}": (c, 1) for c in range(cols)})
+        links.update({f"join_c{c}": (c, 1) for c in range(cols)})
+        hosts = {f"a_l3_{r}": (r, 0) for r in range(rows)}
+        hosts.update({f"b_l3_{c}": (c, 0) for c in range(cols)})
+        hosts.update({f"c_l3_{c}": (c, 0) for c in range(cols)})
+        cores = {c.name: c.tile for c in d.cores}
+        return hand_plan(d, cores, link_tiles=links, host_tiles=hosts)  # type: ignore[arg-type]
+
+
+def run(size: int, dtype=tl.bf16, check: bool = True) -> dict:
+    """Plan and simulate one size; return the measurements."""
+    d = whole_array_gemm(size, size, size, dtype)
+    p = gemm_plan(d)
+    rng = np.random.default_rng(0)
+    if dtype.is_float:
+        a = rng.integers(-3, 4, (size, size)).astype(np.float32)
+        b = rng.integers(-3, 4, (size, size)).astype(np.float32)
+    else:
+        a = rng.integers(-3, 4, (size, size)).astype(dtype.numpy)
+        b = rng.integers(-3, 4, (size, size)).astype(dtype.numpy)
+    t0 = time.perf_counter()
+    res = simulator.simulate(p, A=a, B=b)
+    wall = time.perf_counter() - t0
+    # Peak resident memory of this process (each size runs in its own process).
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    ok = None
+    if check:
+        ref = a.astype(np.float64) @ b.astype(np.float64)
+        ok = bool(np.array_equal(res.outputs["C"].astype(np.float64), ref))
+    ev = res.stats.events
+    return {"size": size, "events": ev, "cycles": res.cycles, "wall": wall, "events_per_s": ev / wall,
+            "cycles_per_s": res.cycles / wall, "peak_mib": peak / 2**20, "exact": ok,
+            "utilisation": res.stats.utilisation()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--max", type=int, default=4096, help="largest M = K = N")
+    ap.add_argument("--min", type=int, default=256)
+    ap.add_argument("--one", type=int, default=0, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(run(args.one, check=args.one <= 2048)))
+        return
+    print(f"{'size':>6} {'events':>10} {'sim cycles':>12} {'wall s':>8} {'events/s':>10} {'cycles/s':>12} "
+          f"{'peak MiB':>9} {'util':>6} exact")
+    size = args.min
+    while size <= args.max:
+        out = subprocess.run([sys.executable, __file__, "--one", str(size)], capture_output=True, text=True,
+                             check=True)
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"{r['size']:>6} {r['events']:>10} {r['cycles']:>12} {r['wall']:>8.2f} {r['events_per_s']:>10.0f} "
+              f"{r['cycles_per_s']:>12.0f} {r['peak_mib']:>9.1f} {r['utilisation']:>6.1%} {r['exact']}", flush=True)
+        size *= 2
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,206 @@
+"""Turn a Plan into simulation components: rings, flows, channels, cores, host moves.
+
+Nothing is decided here: placement, shared vs streamed, channels, buffer
+counts and routes are read from the Plan as they are.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simulator.core import CoreRunner
+from simulator.cost import ddr_bytes_per_cycle, stream_bytes_per_cycle
+from simulator.dma import Channel, Flow, HostSink, HostSource, RingSink, RingSource
+from simulator.engine import Engine
+from simulator.host import Host, HostMove
+from simulator.memory import Ddr, ReaderSide, Ring, WriterSide
+from simulator.network import Busy, Network
+from simulator.result import Trace
+from tilelang.errors import SimulationError
+from tilelang.ir.design import Design, Fifo, Link, LinkKind
+from tilelang.ir.plan import Coord, FifoEnd, Plan
+from tilelang.ir.verify import core_ports
+
+Side = WriterSide | ReaderSide
+
+
+class World:
+    """Every simulated component of one plan, wired together.
+
+    Attributes:
+        plan / design: what is simulated.
+        tensors: host tensors by name (the simulation's own copies).
+        rings: every fifo copy, by "<fifo>@<agent>".
+        core_sides: per core, its side of each fifo it uses.
+        flows: one per streamed fifo.
+        channels: every DMA channel some flow uses.
+        link_busy: per memtile link, its transfers.
+        host: the runtime sequence.
+    """
+
+    def __init__(self, plan: Plan, tensors: dict[str, np.ndarray], timed: bool, trace: Trace | None) -> None:
+        self.plan = plan
+        self.design: Design = plan.design
+        self.device = plan.device
+        self.timed = timed
+        self.trace = trace
+        self.engine = Engine()
+        self.tensors = tensors
+        self.ddr = Ddr(ddr_bytes_per_cycle(self.device))
+        self.network = Network(plan)
+        self.fifo_decl: dict[str, Fifo] = {f.name: f for f in self.design.fifos}
+        self.rings: dict[str, Ring] = {}
+        self.core_sides: dict[str, dict[str, Side]] = {c.name: {} for c in self.design.cores}
+        self.link_readers: dict[tuple[str, str], RingSource] = {}
+        self.link_writers: dict[tuple[str, str], WriterSide] = {}
+        self.link_busy: dict[str, Busy] = {ln.name: Busy() for ln in self.design.links}
+        self.link_tracks: dict[str, int] = {}
+        self.channels: dict[tuple[Coord, str, int], Channel] = {}
+        self.channel_tracks: dict[str, int] = {}
+        self.flows: list[Flow] = []
+        self.host = Host(self.engine, lambda m: None)
+        self.host_track = -1
+        self._check_plan()
+        for ln in self.design.links:
+            self._link(ln)
+        for f in self.design.fifos:
+            fp = plan.fifos[f.name]
+            if fp.shared:
+                self._shared(f)
+            else:
+                self._streamed(f)
+        self.cores = self._cores()
+        self._moves()
+
+    # -- checks ------------------------------------------------------------------------
+
+    def _check_plan(self) -> None:
+        p, d = self.plan, self.design
+        missing = [c.name for c in d.cores if c.name not in p.placement]
+        missing += [f.name for f in d.fifos if f.name not in p.fifos]
+        missing += [ln.name for ln in d.links if ln.name not in p.link_tiles]
+        if missing:
+            raise SimulationError(f"the plan does not cover {missing}; plan the design again")
+
+    def _depth(self, fifo: Fifo, agent: str | None) -> int:
+        planned = len(self.plan.buffers_of(fifo.name, agent))
+        return planned if planned else fifo.depth
+
+    def _ring(self, fifo: Fifo, agent: str | None, tile: Coord | None) -> Ring:
+        where = agent if agent is not None else "shared"
+        ring = Ring(self.engine, fifo.name, where, fifo.elem, self._depth(fifo, agent), tile)
+        self.rings[ring.name] = ring
+        return ring
+
+    # -- links -------------------------------------------------------------------------
+
+    def _link(self, ln: Link) -> None:
+        agent = f"link:{ln.name}"
+        tile = self.plan.link_tiles[ln.name]
+        if self.trace is not None:
+            self.link_tracks[ln.name] = self.trace.track("memtile links", f"{ln.kind.value} {ln.name} {tile}")
+        if ln.kind is LinkKind.JOIN:
+            whole = self.fifo_decl[ln.dsts[0]]
+            ring = self._ring(whole, agent, tile)
+            for src, off in zip(ln.srcs, ln.offsets, strict=True):
+                part = self.fifo_decl[src].elem.numel
+                self.link_writers[(src, ln.name)] = ring.writer(f"dma:{src}", off, part)
+            self.link_readers[(whole.name, ln.name)] = RingSource(ring.reader(f"dma:{whole.name}"), 0,
+                                                                  whole.elem.numel, None)
+            return
+        whole = self.fifo_decl[ln.srcs[0]]
+        ring = self._ring(whole, agent, tile)
+        self.link_writers[(whole.name, ln.name)] = ring.writer(f"dma:{whole.name}")
+        offsets = ln.offsets if ln.kind is LinkKind.SPLIT else (0,)
+        for dst, off in zip(ln.dsts, offsets, strict=True):
+            n = self.fifo_decl[dst].elem.numel
+            idx = ln.pattern.indices() if ln.pattern is not None else None
+            self.link_readers[(dst, ln.name)] = RingSource(ring.reader(f"dma:{dst}"), off, n, idx)
+
+    # -- fifos -------------------------------------------------------------------------
+
+    def _shared(self, f: Fifo) -> None:
+        fp = self.plan.fifos[f.name]
+        ends = [fp.producer, *fp.consumers]
+        if any(not e.agent.startswith("core:") for e in ends) or len(fp.consumers) != 1:
+            raise SimulationError(
+                f"fifo {f.name!r} is planned in shared memory but its ends are {[e.agent for e in ends]}; "
+                f"only a core-to-core fifo with one consumer can share a buffer"
+            )
+        ring = self._ring(f, None, fp.shared_tile)
+        self.core_sides[fp.producer.agent[5:]][f.name] = ring.writer(fp.producer.agent)
+        self.core_sides[fp.consumers[0].agent[5:]][f.name] = ring.reader(fp.consumers[0].agent)
+
+    def _channel(self, end: FifoEnd, direction: str, fifo: str) -> Channel:
+        if end.channel is None:
+            raise SimulationError(f"the plan gives {end.agent}'s end of streamed fifo {fifo!r} no DMA channel")
+        key = (end.tile, direction, end.channel)
+        ch = self.channels.get(key)
+        if ch is None:
+            kind = self.device.tile_kind(end.tile)
+            ch = self.channels[key] = Channel(self.engine, end.tile, direction, end.channel, kind)
+            if self.trace is not None:
+                self.channel_tracks[ch.name] = self.trace.track("DMA channels", ch.name)
+        return ch
+
+    def _source(self, f: Fifo, end: FifoEnd) -> RingSource | HostSource:
+        agent = end.agent
+        if agent == "host":
+            return HostSource(self.host.queue(f.name, True))
+        if agent.startswith("link:"):
+            return self.link_readers[(f.name, agent[5:])]
+        ring = self._ring(f, agent, end.tile)
+        self.core_sides[agent[5:]][f.name] = ring.writer(agent)
+        return RingSource(ring.reader(f"dma:{f.name}"), 0, f.elem.numel, None)
+
+    def _sink(self, f: Fifo, end: FifoEnd) -> RingSink | HostSink:
+        agent = end.agent
+        if agent == "host":
+            return HostSink(self.host.queue(f.name, False), end.tile)
+        if agent.startswith("link:"):
+            return RingSink(self.link_writers[(f.name, agent[5:])], end.tile)
+        ring = self._ring(f, agent, end.tile)
+        self.core_sides[agent[5:]][f.name] = ring.reader(agent)
+        return RingSink(ring.writer(f"dma:{f.name}"), end.tile)
+
+    def _streamed(self, f: Fifo) -> None:
+        fp = self.plan.fifos[f.name]
+        source = self._source(f, fp.producer)
+        sinks = [self._sink(f, c) for c in fp.consumers]
+        channels = [self._channel(fp.producer, "mm2s", f.name)]
+        channels += [self._channel(c, "s2mm", f.name) for c in fp.consumers]
+        route = self.network.flow(f.name, fp.producer.tile, [c.tile for c in fp.consumers])
+        rate = stream_bytes_per_cycle(self.device)
+        ends = [fp.producer, *fp.consumers]
+        shim = any(e.agent == "host" for e in ends)
+        if shim:
+            rate = min(rate, self.device.shim_bandwidth_bytes_per_cycle())
+        links = sorted({e.agent[5:] for e in ends if e.agent.startswith("link:")})
+        tracks = [self.channel_tracks[c.name] for c in channels] if self.trace is not None else []
+        tracks += [self.link_tracks[ln] for ln in links if ln in self.link_tracks]
+        flow = Flow(f.name, source, sinks, f.elem.nbytes, channels, route, rate,
+                    self.ddr if shim else None, fp.producer.agent == "host",
+                    [self.link_busy[ln] for ln in links], tracks)
+        self.flows.append(flow)
+
+    # -- cores and host ----------------------------------------------------------------
+
+    def _cores(self) -> list[CoreRunner]:
+        kernels = {k.name: k for k in self.design.kernels}
+        out = []
+        for c in self.design.cores:
+            sides = self.core_sides[c.name]
+            for fifo in core_ports(c):
+                if fifo not in sides:
+                    raise SimulationError(f"core {c.name!r} uses fifo {fifo!r} but the plan gives it no end there")
+            track = -1
+            if self.trace is not None:
+                track = self.trace.track("cores", f"{c.name} {self.plan.placement[c.name]}")
+            out.append(CoreRunner(c, sides, kernels, self.device, self.timed, self.trace, track))
+        return out
+
+    def _moves(self) -> None:
+        for d in self.design.dmas:
+            fifo = self.fifo_decl[d.fifos[0]]
+            move = HostMove(d, self.tensors[d.tensor], fifo.elem.numel, fifo.elem.nbytes)
+            self.host.add(move)

@@ -1,0 +1,336 @@
+"""The timing model: what a kernel call, a DMA transfer and a dispatch cost.
+
+A core is a VLIW machine whose slots work in parallel in a software-pipelined
+loop: two 256-bit load units, one 256-bit store unit, the vector ALU and the
+MAC unit. Each kernel op occupies one or more slots for some cycles (a table
+registered per :class:`~tilelang.ir.kernel.OpKind` with :func:`impl`, as
+xDSL's interpreters register with ``@impl``); a call costs a fixed overhead,
+plus unoverlappable loop overheads, plus the busiest slot.
+
+Sources (short names used in the comments):
+  [F]      /work/shared/AIE_FACTS.md, the section named.
+  [PG4c]   mlir-aie programming guide, section 4c (vector_scalar_mul: 72 cycles
+           measured, 32 ideal, for 1024 int16 elements on npu1).
+  [I2735]  mlir-aie issue 2735 (whole-array GEMM; "kernels alone at most about 80%").
+  [I3793]  mlir-aie issue 3793 (host dispatch about 450 us per invocation).
+  [PR2559] mlir-aie PR 2559 (memcpy of 16 MiB at 55.5 GB/s).
+  [AM020]  AIE-ML architecture manual, "Stream Switch Buffering and Latency":
+           4-deep FIFO and 2-cycle latency per port, 4 cycles per stream switch.
+  [UG1079] AI Engine kernel guide: streams 32 bits per cycle; multicast sends
+           only when every destination is ready.
+Constants marked "fitted" are set from the figure named and are therefore not
+validated by it (docs/simulator.md, accuracy table, says which figures test).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tilelang.devices import Device
+from tilelang.errors import SimulationError
+from tilelang.ir.dtypes import DType
+from tilelang.ir.kernel import AnyKernel, ExternKernel, Kernel, KOp, OpKind, Param
+
+# -- core ---------------------------------------------------------------------------
+
+#: Bytes the load units move per cycle: [F] "Loads/stores: 2 x 256-bit loads and
+#: 1 x 256-bit store per cycle (AIE-ML)"; [UG1079] the same for AIE1.
+LOAD_BYTES_PER_CYCLE = 2 * 256 // 8
+#: Bytes the store unit moves per cycle (same sources).
+STORE_BYTES_PER_CYCLE = 256 // 8
+#: Fixed cycles of one kernel call (call, loop prologue/epilogue, lock hand-off).
+#: Fitted: [PG4c] measures 72 cycles for vector_scalar_mul (1024 x int16), whose
+#: store-bound body is 2048 B / 32 B = 64 cycles in this model: 72 - 64 = 8.
+CALL_OVERHEAD = 8
+#: Unoverlapped cycles per output register block of a matmul (one inner-k loop's
+#: pipeline fill and drain, accumulator moves). Fitted: [I2735] kernels alone reach
+#: at most about 80% of peak; a 64^3 bf16 tile has 64 blocks of 8x8 over 2048 MAC
+#: cycles: 2048 / (2048 + 8 + 64 * 8) = 0.80 without loads; with the operand
+#: re-reads the tile is load-bound and the model gives 72.5% (benchmarks/accuracy.py).
+MATMUL_BLOCK_OVERHEAD = 8
+#: Output register blocking of a matmul kernel: 2 x 2 intrinsic tiles, as the
+#: mlir-aie matmul kernels (``mm.cc``) unroll; it sets how often A and B are re-read.
+MATMUL_REG_BLOCK = 2
+#: Vector-slot cycles per element group of ``exp``: estimate, unconfirmed (AIE2 has
+#: no exp instruction; it is a lookup plus polynomial, taken as 4 vector ops).
+EXP_VECTOR_OPS = 4
+#: Float division as reciprocal + multiply + refinement: estimate, unconfirmed (3 ops).
+FDIV_VECTOR_OPS = 3
+#: Integer division has no vector instruction: a scalar loop, cycles per element.
+#: Estimate, unconfirmed (a 32-bit shift-subtract divide step per bit is ~32 cycles;
+#: taken as 16 with early exit).
+IDIV_SCALAR_CYCLES = 16
+
+# -- data movement --------------------------------------------------------------------
+
+#: Cycles per stream switch traversed by a flow: [AM020] "Combined total of ...
+#: 4-cycle latency per stream switch".
+SWITCH_LATENCY = 4
+#: Cycles a DMA channel spends starting a buffer descriptor (lock acquire, BD fetch)
+#: before its first word moves. Estimate, unconfirmed: no public figure found; a lock
+#: request and a BD read each take a few cycles.
+BD_SETUP_CYCLES = 4
+#: Host DDR bandwidth shared by all shim DMAs, bytes per second: [PR2559] memcpy of
+#: 16 MiB at 55.5 GB/s ([F] "device not stated"; used for every device).
+DDR_BYTES_PER_SECOND = 55.5e9
+#: Host dispatch per invocation, seconds: [I3793] "about 450 us" on npu1.
+DISPATCH_SECONDS = 450e-6
+
+
+def stream_bytes_per_cycle(device: Device) -> float:
+    """Bytes one stream channel carries per cycle ([F] stream width, via the device)."""
+    return device.stream_bits / 8
+
+
+def ddr_bytes_per_cycle(device: Device) -> float:
+    """The shared DDR limit in bytes per AIE cycle."""
+    return DDR_BYTES_PER_SECOND / device.clock_hz
+
+
+def dispatch_cycles(device: Device) -> int:
+    """Cycles of one host dispatch ([I3793])."""
+    return round(DISPATCH_SECONDS * device.clock_hz)
+
+
+def transfer_cycles(nbytes: int, bytes_per_cycle: float) -> int:
+    """Cycles a DMA channel is busy moving ``nbytes``: BD setup plus the words."""
+    return BD_SETUP_CYCLES + math.ceil(nbytes / bytes_per_cycle)
+
+
+def flow_latency(hops: int) -> int:
+    """Cycles from a word leaving a DMA to it arriving ``hops`` neighbour links away."""
+    return SWITCH_LATENCY * (hops + 1)
+
+
+# -- the op table ------------------------------------------------------------------------
+
+
+@dataclass
+class Slots:
+    """Cycles one kernel occupies each VLIW slot, plus cycles nothing overlaps."""
+
+    load: float = 0.0
+    store: float = 0.0
+    vector: float = 0.0
+    mac: float = 0.0
+    fixed: float = 0.0
+
+    def add(self, other: Slots) -> None:
+        self.load += other.load
+        self.store += other.store
+        self.vector += other.vector
+        self.mac += other.mac
+        self.fixed += other.fixed
+
+    def cycles(self) -> int:
+        """The call's cycles without the call overhead: fixed plus the busiest slot."""
+        return math.ceil(self.fixed + max(self.load, self.store, self.vector, self.mac))
+
+
+@dataclass(frozen=True)
+class OpContext:
+    """What an op's cost rule may look at."""
+
+    device: Device
+    fused: frozenset[int]  # ids of ops folded into a preceding multiply (multiply-accumulate)
+
+
+CostRule = Callable[[KOp, OpContext], Slots]
+_RULES: dict[OpKind, CostRule] = {}
+
+
+def impl(*kinds: OpKind) -> Callable[[CostRule], CostRule]:
+    """Register a cost rule for op kinds (xDSL ``@impl`` style)."""
+
+    def register(fn: CostRule) -> CostRule:
+        for k in kinds:
+            _RULES[k] = fn
+        return fn
+
+    return register
+
+
+def _numel(op: KOp) -> int:
+    return op.type.numel if op.type is not None and op.type.shape else 1
+
+
+def _operand_dtype(x: KOp | Param) -> DType:
+    t = x.type if isinstance(x, KOp) else x.value_type
+    assert t is not None and not isinstance(t, DType)
+    return t.dtype
+
+
+def _vector_cycles(n: int, dt: DType, ctx: OpContext) -> float:
+    return math.ceil(n / ctx.device.vector_lanes(dt))
+
+
+@impl(OpKind.CONST)
+def _const(op: KOp, ctx: OpContext) -> Slots:
+    return Slots()
+
+
+@impl(OpKind.LOAD)
+def _load(op: KOp, ctx: OpContext) -> Slots:
+    assert op.type is not None
+    return Slots(load=op.type.nbytes / LOAD_BYTES_PER_CYCLE)
+
+
+@impl(OpKind.STORE)
+def _store(op: KOp, ctx: OpContext) -> Slots:
+    value = op.operands[1]
+    param = op.operands[0]
+    index = op.attr("index")
+    from tilelang.ir.kernel import index_shape
+
+    shape = index_shape(index) if index is not None else param.type.shape
+    n = math.prod(shape)
+    return Slots(store=n * _operand_dtype(value).bytes / STORE_BYTES_PER_CYCLE)
+
+
+@impl(OpKind.NEG, OpKind.ABS, OpKind.RELU, OpKind.MAX, OpKind.MIN, OpKind.WHERE, OpKind.SLICE,
+      OpKind.LT, OpKind.LE, OpKind.GT, OpKind.GE, OpKind.EQ, OpKind.NE)
+def _vector(op: KOp, ctx: OpContext) -> Slots:
+    dt = _operand_dtype(op.operands[-1])
+    return Slots(vector=_vector_cycles(_numel(op), dt, ctx))
+
+
+@impl(OpKind.CAST)
+def _cast(op: KOp, ctx: OpContext) -> Slots:
+    assert op.type is not None
+    src = _operand_dtype(op.operands[0])
+    wide = src if src.bits >= op.type.dtype.bits else op.type.dtype
+    return Slots(vector=_vector_cycles(_numel(op), wide, ctx))
+
+
+@impl(OpKind.ADD, OpKind.SUB)
+def _add(op: KOp, ctx: OpContext) -> Slots:
+    if id(op) in ctx.fused:
+        return Slots()  # the multiply-accumulate already did it on the MAC unit
+    assert op.type is not None
+    return Slots(vector=_vector_cycles(_numel(op), op.type.dtype, ctx))
+
+
+@impl(OpKind.MUL)
+def _mul(op: KOp, ctx: OpContext) -> Slots:
+    # Elementwise multiplies run on the multiplier: no faster than the MAC rate nor
+    # than the vector width ([F] compute rates; device vector lanes).
+    assert op.type is not None
+    dt = op.type.dtype
+    rate = min(ctx.device.macs_per_cycle(dt), ctx.device.vector_lanes(dt))
+    return Slots(mac=math.ceil(_numel(op) / rate))
+
+
+@impl(OpKind.DIV)
+def _div(op: KOp, ctx: OpContext) -> Slots:
+    assert op.type is not None
+    dt = op.type.dtype
+    if dt.is_int:
+        return Slots(fixed=_numel(op) * IDIV_SCALAR_CYCLES)
+    return Slots(vector=FDIV_VECTOR_OPS * _vector_cycles(_numel(op), dt, ctx))
+
+
+@impl(OpKind.EXP)
+def _exp(op: KOp, ctx: OpContext) -> Slots:
+    assert op.type is not None
+    return Slots(vector=EXP_VECTOR_OPS * _vector_cycles(_numel(op), op.type.dtype, ctx))
+
+
+@impl(OpKind.SUM, OpKind.RMAX)
+def _reduce(op: KOp, ctx: OpContext) -> Slots:
+    x = op.operands[0]
+    t = x.type if isinstance(x, KOp) else x.value_type
+    return Slots(vector=_vector_cycles(t.numel, t.dtype, ctx))
+
+
+def intrinsic_shape(macs: float) -> tuple[int, int, int]:
+    """(m0, k0, n0) of the matmul intrinsic doing ``macs`` MACs per cycle.
+
+    AIE2's shapes ([F] compute rates are "derived from the matmul intrinsic
+    shapes"): int8 4x8x8 = 256, int16 4x4x4 = 64, bf16 4x8x4 = 128. Other rates
+    keep m0 = n0 = 4 and scale k0 (at least 1).
+    """
+    known = {256: (4, 8, 8), 64: (4, 4, 4), 128: (4, 8, 4), 512: (8, 8, 8)}
+    if int(macs) in known and float(int(macs)) == macs:
+        return known[int(macs)]
+    return 4, max(1, round(macs / 16)), 4
+
+
+@impl(OpKind.MATMUL)
+def _matmul(op: KOp, ctx: OpContext) -> Slots:
+    a, b = op.operands
+    m, k = a.type.shape
+    n = b.type.shape[1]
+    dt = a.type.dtype
+    macs = ctx.device.macs_per_cycle(dt)
+    m0, _, n0 = intrinsic_shape(macs)
+    rb = MATMUL_REG_BLOCK
+    a_reads = max(1, math.ceil(n / (rb * n0)))
+    b_reads = max(1, math.ceil(m / (rb * m0)))
+    # The IR's own loads read A and B once; the kernel re-reads them per block row/column.
+    extra = (a_reads - 1) * m * k * dt.bytes + (b_reads - 1) * k * n * dt.bytes
+    blocks = math.ceil(m / (rb * m0)) * math.ceil(n / (rb * n0))
+    return Slots(mac=m * k * n / macs, load=extra / LOAD_BYTES_PER_CYCLE, fixed=blocks * MATMUL_BLOCK_OVERHEAD)
+
+
+def _fused_adds(kernel: Kernel) -> frozenset[int]:
+    """Adds/subs that take a multiply used nowhere else: one multiply-accumulate."""
+    uses: dict[int, int] = {}
+    for op in kernel.body:
+        for x in op.operands:
+            uses[id(x)] = uses.get(id(x), 0) + 1
+    fused = set()
+    for op in kernel.body:
+        if op.kind in (OpKind.ADD, OpKind.SUB):
+            if any(isinstance(x, KOp) and x.kind in (OpKind.MUL, OpKind.MATMUL) and uses[id(x)] == 1
+                   for x in op.operands):
+                fused.add(id(op))
+    return frozenset(fused)
+
+
+def kernel_slots(kernel: Kernel, device: Device) -> Slots:
+    """Slot occupancy of one call of ``kernel`` (without the call overhead).
+
+    Raises:
+        SimulationError: an op kind has no cost rule.
+    """
+    ctx = OpContext(device, _fused_adds(kernel))
+    total = Slots()
+    for op in kernel.body:
+        rule = _RULES.get(op.kind)
+        if rule is None:
+            raise SimulationError(f"kernel {kernel.name!r}: no cost rule for op {op.kind.value}")
+        total.add(rule(op, ctx))
+    return total
+
+
+def kernel_cycles(kernel: Kernel, device: Device) -> int:
+    """Cycles of one call of a traced kernel: overhead + fixed + busiest slot."""
+    return CALL_OVERHEAD + kernel_slots(kernel, device).cycles()
+
+
+def extern_cycles(kernel: ExternKernel, args: tuple) -> int:
+    """Declared cycles of one extern call.
+
+    Raises:
+        SimulationError: the kernel declares no cycles (timing needs them).
+    """
+    c = kernel.cycles_for(args)
+    if c is None:
+        raise SimulationError(
+            f"extern kernel {kernel.name!r} declares no cycles; pass cycles= to tl.extern_kernel, "
+            f"or simulate with mode='functional'"
+        )
+    if c < 0:
+        raise SimulationError(f"extern kernel {kernel.name!r}: its cycles function returned {c}")
+    return int(c)
+
+
+def describe(kernel: AnyKernel, device: Device) -> str:
+    """One line on where a kernel's cycles go (for reports)."""
+    if isinstance(kernel, ExternKernel):
+        return f"{kernel.name}: extern, declared cycles"
+    s = kernel_slots(kernel, device)
+    return (f"{kernel.name}: {CALL_OVERHEAD + s.cycles()} cycles = overhead {CALL_OVERHEAD} + fixed {s.fixed:.0f} + "
+            f"max(load {s.load:.0f}, store {s.store:.0f}, vector {s.vector:.0f}, mac {s.mac:.0f})")

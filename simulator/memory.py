@@ -1,0 +1,200 @@
+"""Tile memory (fifo buffers guarded by locks) and host DDR.
+
+A :class:`Ring` is the ``depth`` buffers of one copy of a fifo on one tile.
+Agents reach it through sides: a :class:`WriterSide` (the producer core, or
+the DMA filling the buffers) and one :class:`ReaderSide` per consumer (a core,
+or the DMA draining them). This is the IRON object-fifo protocol on locks:
+
+- a writer's ``acquire(n)`` makes n free slots held, acquiring only the
+  difference to what it already holds; a slot is free once every reader has
+  released it (a broadcast frees a slot when its last reader is done);
+- ``release(k)`` publishes the k oldest held slots in order;
+- a reader's ``acquire(n)`` holds n published elements; ``release(k)`` frees
+  the k oldest.
+
+A join writes one part of each element from several DMAs: the ring then has
+one writer side per part, and an element is published when every part is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simulator.engine import Engine, Signal
+from tilelang.ir.types import TileType
+
+
+class Ring:
+    """The buffers of one fifo copy on one tile.
+
+    Attributes:
+        name: "<fifo>@<agent>" (for reports).
+        fifo: the fifo's name.
+        tile: where the buffers live (None for none, in functional tests).
+        depth: number of buffers.
+        buf: the buffers, shape ``(depth, *elem.shape)``.
+        flat: the same memory as ``(depth, elem.numel)``.
+        writers: writer sides (one per part).
+        readers: reader sides.
+        data: signalled when an element is published.
+        space: signalled when a slot is freed.
+    """
+
+    def __init__(self, engine: Engine, fifo: str, where: str, elem: TileType, depth: int,
+                 tile: tuple[int, int] | None = None) -> None:
+        self.name = f"{fifo}@{where}"
+        self.fifo = fifo
+        self.tile = tile
+        self.elem = elem
+        self.depth = depth
+        self.buf = np.zeros((depth, *elem.shape), dtype=elem.dtype.numpy)
+        self.flat = self.buf.reshape(depth, -1)
+        self.writers: list[WriterSide] = []
+        self.readers: list[ReaderSide] = []
+        self.data = Signal(engine, f"data of {self.name}", self)
+        self.space = Signal(engine, f"space in {self.name}", self)
+
+    def writer(self, agent: str, offset: int = 0, numel: int | None = None) -> WriterSide:
+        """A new writer side for ``agent`` (a part ``[offset, offset + numel)`` of each element)."""
+        w = WriterSide(self, agent, offset, self.elem.numel if numel is None else numel)
+        self.writers.append(w)
+        return w
+
+    def reader(self, agent: str) -> ReaderSide:
+        """A new reader side for ``agent``."""
+        r = ReaderSide(self, agent)
+        self.readers.append(r)
+        return r
+
+    def published(self) -> int:
+        """Elements every writer part has published."""
+        ws = self.writers
+        return ws[0].produced if len(ws) == 1 else min(w.produced for w in ws)
+
+    def freed(self) -> int:
+        """Elements every reader has released."""
+        rs = self.readers
+        return rs[0].consumed if len(rs) == 1 else min(r.consumed for r in rs)
+
+    def state(self) -> str:
+        """Counts for a deadlock report: published, freed and held per side."""
+        ws = ", ".join(f"{w.agent} wrote {w.produced} holds {w.held}" for w in self.writers)
+        rs = ", ".join(f"{r.agent} read {r.consumed} holds {r.held}" for r in self.readers)
+        return f"{self.depth} buffers; {ws}; {rs}"
+
+
+class WriterSide:
+    """The producer's view of a ring (one part of each element for a join)."""
+
+    __slots__ = ("agent", "held", "numel", "offset", "produced", "ring")
+
+    def __init__(self, ring: Ring, agent: str, offset: int, numel: int) -> None:
+        self.ring = ring
+        self.agent = agent
+        self.offset = offset
+        self.numel = numel
+        self.produced = 0
+        self.held = 0
+
+    def free(self) -> int:
+        """Slots this writer could newly acquire now."""
+        r = self.ring
+        return r.depth - (self.produced + self.held - r.freed())
+
+    def try_acquire(self, n: int) -> bool:
+        """Hold ``n`` slots (acquiring the difference); False if not enough are free."""
+        need = n - self.held
+        if need <= 0:
+            return True
+        if self.free() < need:
+            return False
+        self.held += need
+        return True
+
+    def release(self, k: int) -> None:
+        """Publish the ``k`` oldest held slots."""
+        ring = self.ring
+        before = ring.published()
+        self.held -= k
+        self.produced += k
+        if ring.published() != before:
+            ring.data.notify()
+
+    def slot(self, i: int) -> int:
+        """Buffer index of the ``i``-th held slot."""
+        return (self.produced + i) % self.ring.depth
+
+    def store(self, i: int, flat: np.ndarray) -> None:
+        """Write a part's data (flat) into the ``i``-th held slot."""
+        self.ring.flat[self.slot(i), self.offset : self.offset + self.numel] = flat
+
+
+class ReaderSide:
+    """One consumer's view of a ring."""
+
+    __slots__ = ("agent", "consumed", "held", "ring")
+
+    def __init__(self, ring: Ring, agent: str) -> None:
+        self.ring = ring
+        self.agent = agent
+        self.consumed = 0
+        self.held = 0
+
+    def available(self) -> int:
+        """Published elements this reader could newly acquire now."""
+        return self.ring.published() - self.consumed - self.held
+
+    def try_acquire(self, n: int) -> bool:
+        """Hold ``n`` elements (acquiring the difference); False if not enough are published."""
+        need = n - self.held
+        if need <= 0:
+            return True
+        if self.available() < need:
+            return False
+        self.held += need
+        return True
+
+    def release(self, k: int) -> None:
+        """Free the ``k`` oldest held elements."""
+        ring = self.ring
+        before = ring.freed()
+        self.held -= k
+        self.consumed += k
+        if ring.freed() != before:
+            ring.space.notify()
+
+    def slot(self, i: int) -> int:
+        """Buffer index of the ``i``-th held element."""
+        return (self.consumed + i) % self.ring.depth
+
+
+class Ddr:
+    """Host memory shared by every shim DMA, with one bandwidth limit for all.
+
+    Transfers reserve DDR time in the order they start (a single server of
+    ``bytes_per_cycle``); a shim transfer ends when both its own channel and
+    its DDR share are done. With few channels active the channel rate binds;
+    with many, their sum is capped at the DDR rate.
+
+    Attributes:
+        bytes_per_cycle: the shared limit.
+        busy_until: the cycle the DDR's reserved work ends.
+        bytes_read: bytes read by to-device moves.
+        bytes_written: bytes written by from-device moves.
+    """
+
+    def __init__(self, bytes_per_cycle: float) -> None:
+        self.bytes_per_cycle = bytes_per_cycle
+        self.busy_until = 0.0
+        self.bytes_read = 0
+        self.bytes_written = 0
+
+    def reserve(self, now: int, nbytes: int, to_device: bool) -> float:
+        """Reserve DDR time for ``nbytes`` starting no earlier than ``now``; returns when it ends."""
+        start = max(float(now), self.busy_until)
+        self.busy_until = start + nbytes / self.bytes_per_cycle
+        if to_device:
+            self.bytes_read += nbytes
+        else:
+            self.bytes_written += nbytes
+        return self.busy_until

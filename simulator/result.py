@@ -1,0 +1,188 @@
+"""What a simulation returns: outputs, cycles, statistics and a Perfetto trace.
+
+The trace is the Chrome JSON trace-event format (complete events, ``"ph":
+"X"``), which ui.perfetto.dev and chrome://tracing open: one process per kind
+of agent (cores, DMA channels, memtile links, host) and one track per agent.
+Timestamps are microseconds at the device clock.
+"""
+
+from __future__ import annotations
+
+import json
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from simulator.core import CoreStats
+
+#: Trace "processes", one per kind of agent, in display order.
+GROUPS = ("cores", "DMA channels", "memtile links", "host")
+
+
+class Trace:
+    """Spans on named tracks, stored compactly (four integer arrays).
+
+    Attributes:
+        clock_hz: converts cycles to trace microseconds.
+    """
+
+    def __init__(self, clock_hz: float) -> None:
+        self.clock_hz = clock_hz
+        self._tracks: list[tuple[str, str]] = []
+        self._names: dict[str, int] = {}
+        self._name_list: list[str] = []
+        self._track = array("i")
+        self._name = array("i")
+        self._start = array("q")
+        self._dur = array("q")
+
+    def track(self, group: str, name: str) -> int:
+        """Register a track in ``group`` (one of :data:`GROUPS`); returns its id."""
+        if group not in GROUPS:
+            raise ValueError(f"unknown trace group {group!r}")
+        self._tracks.append((group, name))
+        return len(self._tracks) - 1
+
+    def add(self, track: int, name: str, start: int, dur: int) -> None:
+        """One span of ``dur`` cycles from ``start`` on ``track``."""
+        i = self._names.get(name)
+        if i is None:
+            i = self._names[name] = len(self._name_list)
+            self._name_list.append(name)
+        self._track.append(track)
+        self._name.append(i)
+        self._start.append(start)
+        self._dur.append(dur)
+
+    def __len__(self) -> int:
+        return len(self._start)
+
+    def spans(self, track_name: str | None = None) -> list[tuple[str, str, int, int]]:
+        """(track, name, start cycle, duration) of every span, optionally of one track."""
+        out = []
+        for t, n, s, d in zip(self._track, self._name, self._start, self._dur, strict=True):
+            tname = self._tracks[t][1]
+            if track_name is None or tname == track_name:
+                out.append((tname, self._name_list[n], s, d))
+        return out
+
+    def events(self) -> list[dict]:
+        """The trace as Chrome trace-event dicts (metadata first)."""
+        us = 1e6 / self.clock_hz
+        out: list[dict] = []
+        for pid, g in enumerate(GROUPS, start=1):
+            out.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": g}})
+            out.append({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0, "args": {"sort_index": pid}})
+        for tid, (g, name) in enumerate(self._tracks, start=1):
+            pid = GROUPS.index(g) + 1
+            out.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}})
+            out.append({"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": tid, "args": {"sort_index": tid}})
+        pids = [GROUPS.index(g) + 1 for g, _ in self._tracks]
+        for t, n, s, d in zip(self._track, self._name, self._start, self._dur, strict=True):
+            out.append({"name": self._name_list[n], "ph": "X", "pid": pids[t], "tid": t + 1,
+                        "ts": s * us, "dur": d * us, "args": {"cycle": s, "cycles": d}})
+        return out
+
+    def save(self, path: str | Path) -> None:
+        """Write the trace as JSON (open it in ui.perfetto.dev)."""
+        doc = {"traceEvents": self.events(), "displayTimeUnit": "ns",
+               "otherData": {"clock_hz": self.clock_hz, "source": "tilelang simulator"}}
+        Path(path).write_text(json.dumps(doc))
+
+
+@dataclass
+class TransferStats:
+    """Bytes and busy cycles of a DMA channel, memtile link, stream link or fifo."""
+
+    bytes: int
+    busy: int
+    transfers: int
+    utilisation: float
+
+
+@dataclass
+class Stats:
+    """Where the time went.
+
+    Attributes:
+        cycles: total cycles.
+        cores: per core busy/stall cycles and what it stalled on.
+        channels: per DMA channel ("compute (c,r) s2mm 0", ...).
+        links: per memtile link (the transfers into and out of it).
+        stream_links: per directed neighbour link "(c,r)->(c2,r2)"; utilisation is
+            bytes over the link's full width (capacity x stream width x cycles).
+        fifos: per streamed fifo.
+        moves: per host move: issue and completion cycles, bytes.
+        ddr_bytes_read / ddr_bytes_written: host memory traffic.
+        events: simulation events processed.
+    """
+
+    cycles: int
+    cores: dict[str, CoreStats]
+    channels: dict[str, TransferStats]
+    links: dict[str, TransferStats]
+    stream_links: dict[str, TransferStats]
+    fifos: dict[str, TransferStats]
+    moves: dict[str, dict]
+    ddr_bytes_read: int = 0
+    ddr_bytes_written: int = 0
+    events: int = 0
+
+    def utilisation(self) -> float:
+        """Mean core utilisation (busy / total cycles)."""
+        if not self.cores or not self.cycles:
+            return 0.0
+        return sum(c.busy for c in self.cores.values()) / (len(self.cores) * self.cycles)
+
+    def report(self) -> str:
+        """A readable table of the statistics."""
+        lines = [f"total cycles: {self.cycles}   events: {self.events}   mean core utilisation: "
+                 f"{self.utilisation():.1%}", "", "core                busy      stall     util  stalled on"]
+        for name, c in self.cores.items():
+            on = ", ".join(f"{f} {n}" for f, n in sorted(c.stalls.items(), key=lambda kv: -kv[1]))
+            lines.append(f"{name:<18} {c.busy:>9} {c.stall:>9} {c.utilisation(self.cycles):>7.1%}  {on}")
+        for title, table in (("DMA channel", self.channels), ("memtile link", self.links),
+                             ("stream link", self.stream_links)):
+            if table:
+                lines += ["", f"{title:<28} {'bytes':>12} {'busy':>9} {'util':>7}"]
+                for name, s in table.items():
+                    lines.append(f"{name:<28} {s.bytes:>12} {s.busy:>9} {s.utilisation:>7.1%}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.report()
+
+
+@dataclass
+class SimResult:
+    """The outcome of :func:`simulator.simulate`.
+
+    Attributes:
+        outputs: a fresh array for every tensor some move writes.
+        cycles: total cycles (0 in functional mode).
+        stats: statistics (timing fields are zero in functional mode).
+        trace: the Perfetto trace (empty in functional mode).
+        mode: "timed" or "functional".
+        clock_hz: the device clock, to turn cycles into seconds.
+    """
+
+    outputs: dict[str, np.ndarray]
+    cycles: int
+    stats: Stats
+    trace: Trace
+    mode: str
+    clock_hz: float
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def seconds(self) -> float:
+        """Simulated time at the device clock."""
+        return self.cycles / self.clock_hz
+
+    def __repr__(self) -> str:
+        return (f"SimResult(cycles={self.cycles}, outputs={sorted(self.outputs)}, "
+                f"utilisation={self.stats.utilisation():.1%}, mode={self.mode!r})")

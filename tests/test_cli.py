@@ -1,0 +1,76 @@
+"""The tilelang command: each subcommand on the example designs, and user errors without tracebacks."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tilelang.cli import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "designs.py"
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_devices_json_lists_every_model(capsys):
+    code, out, _ = run(capsys, "devices", "--json")
+    rows = {r["name"]: r for r in json.loads(out)}
+    assert code == 0
+    assert rows["npu1"]["compute"] == 16 and rows["npu1"]["memtiles"] == 4
+    assert rows["xcvc1902"]["compute"] == 400 and rows["xcvc1902"]["peak_bf16_tflops"] is None
+
+
+def test_print_is_the_ir_text(capsys):
+    code, out, _ = run(capsys, "print", f"{EXAMPLES}:vector_scalar_mul")
+    assert code == 0 and out.startswith("kernel @scale(") and "design @vector_scalar_mul(" in out
+
+
+def test_plan_json_roundtrips(capsys, tmp_path):
+    import tilelang as tl
+
+    code, out, _ = run(capsys, "plan", f"{EXAMPLES}:vector_scalar_mul", "--json", "-o", tmp_path / "p.json")
+    assert code == 0
+    plan = tl.Plan.from_json(out)
+    assert plan.placement == tl.Plan.from_json((tmp_path / "p.json").read_text()).placement
+    assert set(plan.placement) == {"worker"}
+
+
+def test_simulate_reports_cycles_and_writes_outputs(capsys, tmp_path):
+    import numpy as np
+
+    a = np.arange(4096, dtype=np.int32)
+    np.savez(tmp_path / "in.npz", A=a)
+    code, out, _ = run(capsys, "simulate", f"{EXAMPLES}:vector_scalar_mul", "--inputs", tmp_path / "in.npz",
+                       "--outputs", tmp_path / "out.npz", "--trace", tmp_path / "t.json", "--json")
+    assert code == 0
+    summary = json.loads(out)
+    assert summary["cycles"] > 0 and set(summary["cores"]) == {"worker"}
+    with np.load(tmp_path / "out.npz") as res:
+        np.testing.assert_array_equal(res["C"], a * 3)
+    assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+
+
+def test_report_writes_pictures_and_page(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    code, out, _ = run(capsys, "report", f"{EXAMPLES}:vector_scalar_mul", "-o", tmp_path)
+    assert code == 0
+    for name in ("array.png", "timeline.png", "utilisation.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "data:image/png;base64," in (tmp_path / "report.html").read_text()
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["print", "nowhere.py:x"], "no such file: nowhere.py"),
+        (["print", f"{EXAMPLES}:nothing"], "has no 'nothing'"),
+        (["print", f"{EXAMPLES}"], "defines 0 designs"),
+    ],
+)
+def test_user_errors_are_one_line(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 1 and message in err and "Traceback" not in err and err.count("\n") == 1

@@ -1,0 +1,183 @@
+"""``run_kernel``: lower one kernel's emitted function to LLVM and execute it on the host.
+
+This is how the emitted IR is shown to mean what the kernel means: the same
+``func.func`` the design module carries is lowered with upstream passes and run
+through the MLIR ExecutionEngine on numpy arrays, and its results are compared
+with ``tilelang/ir/semantics.py``.
+
+bf16 on the host: arrays cross the C interface as their uint16 bit patterns
+(a memref descriptor only carries a pointer), bf16 scalars as a ``c_uint16``;
+``arith.extf``/``arith.truncf`` to and from bf16 are expanded into integer code
+by ``arith-expand{include-bf16=true}``, so no bf16 support in the host CPU or
+its runtime library is needed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from tilelang.backends.mlir._mlir import mlir
+from tilelang.backends.mlir.kernels import lower_kernel
+from tilelang.errors import KernelError
+from tilelang.frontend.calls import bind, convert, scalar
+from tilelang.ir.dtypes import DType
+from tilelang.ir.kernel import ExternKernel, Kernel, Param
+from tilelang.ir.types import TileType
+
+#: The upstream pipeline from the emitted dialects to the LLVM dialect.
+HOST_PIPELINE = (
+    "builtin.module("
+    "func.func(convert-linalg-to-loops),"
+    "convert-scf-to-cf,"
+    "expand-strided-metadata,"
+    "lower-affine,"
+    "arith-expand{include-bf16=true},"
+    "convert-math-to-llvm,"
+    "finalize-memref-to-llvm,"
+    "convert-arith-to-llvm,"
+    "convert-cf-to-llvm,"
+    "convert-func-to-llvm,"
+    "reconcile-unrealized-casts)"
+)
+
+_SCALAR_CTYPES = {
+    "i8": ctypes.c_int8,
+    "i16": ctypes.c_int16,
+    "i32": ctypes.c_int32,
+    "f32": ctypes.c_float,
+    "bf16": ctypes.c_uint16,  # the bit pattern; see the module docstring
+}
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A kernel lowered to LLVM and JIT-compiled; the context must outlive the engine."""
+
+    context: object
+    module: object
+    engine: object
+
+
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def kernel_module_text(kernel: Kernel, generic: bool = False) -> str:
+    """The verified module holding just ``kernel``'s function, as text.
+
+    Args:
+        kernel: a traced kernel.
+        generic: print in generic op form.
+
+    Raises:
+        KernelError: the kernel is an extern kernel, or lowering failed verification.
+    """
+    m = mlir()
+    with m.ir.Context(), m.ir.Location.unknown():
+        module = _kernel_module(kernel, c_interface=False)
+        return module.operation.get_asm(print_generic_op_form=generic)
+
+
+def _kernel_module(kernel: Kernel, c_interface: bool) -> object:
+    m = mlir()
+    if isinstance(kernel, ExternKernel):
+        raise KernelError(
+            f"extern kernel {kernel.name!r} has no MLIR body (the vendor toolchain links {kernel.object_file or 'its object'}); "
+            "run_kernel needs a @tl.kernel"
+        )
+    if not isinstance(kernel, Kernel):
+        raise KernelError(f"run_kernel needs a @tl.kernel, got {type(kernel).__name__}")
+    module = m.ir.Module.create()
+    with m.ir.InsertionPoint(module.body):
+        lower_kernel(kernel, c_interface=c_interface)
+    try:
+        module.operation.verify()
+    except m.ir.MLIRError as e:
+        raise KernelError(f"the MLIR emitted for kernel {kernel.name!r} failed verification (a tilelang bug): {e}") from None
+    return module
+
+
+def compile_kernel(kernel: Kernel) -> Compiled:
+    """Lower ``kernel`` to LLVM and JIT it (cached per kernel object).
+
+    Raises:
+        KernelError: for an extern kernel or a lowering failure.
+    """
+    hit = _CACHE.get(kernel)
+    if hit is not None:
+        return hit
+    m = mlir()
+    ctx = m.ir.Context()
+    with ctx, m.ir.Location.unknown():
+        module = _kernel_module(kernel, c_interface=True)
+        try:
+            m.passmanager.PassManager.parse(HOST_PIPELINE).run(module.operation)
+        except m.ir.MLIRError as e:
+            raise KernelError(f"lowering kernel {kernel.name!r} to LLVM failed (a tilelang bug): {e}") from None
+        engine = m.execution_engine.ExecutionEngine(module, opt_level=2)
+    compiled = Compiled(ctx, module, engine)
+    _CACHE[kernel] = compiled
+    return compiled
+
+
+def run_kernel(kernel: Kernel, *arrays: object, **named: object) -> None:
+    """Execute ``kernel``'s emitted MLIR on the host, writing results into the numpy arrays.
+
+    Arguments are passed as to the kernel itself (``kernel(a, c, 3)``): numpy
+    arrays for tile parameters (written ones must already have the exact dtype,
+    ``ml_dtypes.bfloat16`` for bf16), Python numbers for scalars.
+
+    Args:
+        kernel: a ``@tl.kernel``.
+        *arrays: the arguments in parameter order.
+        **named: or by parameter name.
+
+    Raises:
+        KernelError: wrong arguments, an extern kernel, or a lowering failure.
+        TileLangError: the MLIR bindings are not installed.
+    """
+    values = bind(kernel, arrays, named)
+    prepared = [_prepare(kernel, p, v) for p, v in zip(kernel.params, values, strict=True)]
+    compiled = compile_kernel(kernel)
+    keep: list[object] = []
+    ptrs = [_pointer(p, host, keep) for p, (host, _) in zip(kernel.params, prepared, strict=True)]
+    compiled.engine.invoke(kernel.name, *ptrs)
+    for (host, user), p in zip(prepared, kernel.params, strict=True):
+        if user is not None and p.name in kernel.written and host is not user:
+            user[...] = host
+
+
+def _prepare(kernel: Kernel, p: Param, v: object) -> tuple[np.ndarray, np.ndarray | None]:
+    """(the contiguous array handed to the engine, the user's array to copy back into or None)."""
+    what = f"{kernel.name}(): argument {p.name!r}"
+    if isinstance(p.type, DType):
+        return scalar(v, p.type, what), None
+    t: TileType = p.type
+    if not isinstance(v, np.ndarray):
+        raise KernelError(f"{what}: expected a numpy array of shape {t.shape} and dtype {t.dtype}, got {type(v).__name__}")
+    if v.shape != t.shape:
+        raise KernelError(f"{what}: shape {v.shape} does not match the parameter's {t.shape}")
+    if p.name in kernel.written:
+        if v.dtype != t.dtype.numpy:
+            raise KernelError(f"{what}: the kernel writes it, so it must have dtype {t.dtype.numpy}, got {v.dtype}")
+        if not v.flags.writeable:
+            raise KernelError(f"{what}: the kernel writes it, but the array is read-only")
+        return np.ascontiguousarray(v), v
+    return np.ascontiguousarray(convert(v, t.dtype, what)), None
+
+
+def _pointer(p: Param, host: np.ndarray, keep: list) -> object:
+    """The ctypes argument for one parameter (``keep`` holds what must stay alive for the call)."""
+    runtime = mlir().runtime
+    if isinstance(p.type, DType):
+        raw = host.view(np.uint16) if p.type.name == "bf16" else host
+        box = _SCALAR_CTYPES[p.type.name](raw.item())
+        keep.append(box)
+        return ctypes.pointer(box)
+    raw = host.view(np.uint16) if p.type.dtype.name == "bf16" else host
+    desc = runtime.get_ranked_memref_descriptor(raw)
+    keep.extend((raw, desc))
+    return ctypes.pointer(ctypes.pointer(desc))

@@ -1,0 +1,71 @@
+"""The ``tilelang`` command: devices, print, plan, simulate, emit, report.
+
+Each command takes a design as ``file.py:name`` (or a printed ``.tl`` IR
+file). User errors print one line and exit with status 1; usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tilelang.cli import commands
+from tilelang.errors import TileLangError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tilelang", description="Plan, simulate and emit tiled spatial designs.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    d = sub.add_parser("devices", help="list the device models")
+    d.add_argument("--json", action="store_true", help="machine-readable output")
+
+    pr = sub.add_parser("print", help="trace a design, verify it and print its IR text")
+    pr.add_argument("design", help="file.py:name or file.tl")
+
+    pl = sub.add_parser("plan", help="plan a design and print every decision")
+    _design_args(pl)
+    pl.add_argument("-o", "--output", help="write the plan as JSON to this file")
+
+    s = sub.add_parser("simulate", help="plan and simulate a design on random (or given) inputs")
+    _design_args(s)
+    s.add_argument("--inputs", help=".npz file with one array per input tensor (default: random, seeded)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    s.add_argument("--functional", action="store_true", help="compute outputs only, no timing")
+    s.add_argument("--trace", help="write a Chrome/Perfetto trace (JSON) to this file")
+    s.add_argument("--outputs", help="write the output arrays to this .npz file")
+
+    e = sub.add_parser("emit", help="plan a design and print its MLIR (mlir-aie dialect)")
+    _design_args(e)
+    e.add_argument("--level", choices=["objectfifo", "physical"], default="objectfifo")
+    e.add_argument("-o", "--output", help="write the module to this file instead of standard output")
+
+    r = sub.add_parser("report", help="plan and simulate, then draw the array, timeline and utilisation")
+    _design_args(r)
+    r.add_argument("-o", "--output", default="report", help="directory for the PNGs and report.html")
+    r.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def _design_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("design", help="file.py:name or file.tl")
+    p.add_argument("--solver", choices=["cbc", "highs"], default="cbc", help="ILP solver")
+    p.add_argument("--time-limit", type=float, default=60.0, help="seconds per ILP solve")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return commands.run(args)
+    except TileLangError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

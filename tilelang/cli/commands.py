@@ -1,0 +1,163 @@
+"""The command implementations behind ``tilelang``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from tilelang.cli.load import load_design
+from tilelang.ir.design import Design
+
+_out = Console(highlight=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    return {
+        "devices": cmd_devices,
+        "print": cmd_print,
+        "plan": cmd_plan,
+        "simulate": cmd_simulate,
+        "emit": cmd_emit,
+        "report": cmd_report,
+    }[args.command](args)
+
+
+def cmd_devices(args: argparse.Namespace) -> int:
+    from tilelang.devices import device, devices
+    from tilelang.ir.dtypes import bf16, i8
+
+    rows = []
+    for name in devices():
+        d = device(name)
+        peak = {dt.name: d.peak_macs_per_second(dt) * 2 / 1e12 if d.supports_dtype(dt) else None for dt in (i8, bf16)}
+        rows.append({
+            "name": name, "family": d.family, "cols": d.cols, "rows": d.rows,
+            "compute": len(d.tiles("compute")), "memtiles": len(d.tiles("mem")), "clock_ghz": d.clock_hz / 1e9,
+            "peak_int8_tops": peak["i8"], "peak_bf16_tflops": peak["bf16"],
+        })
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    t = Table(title="device models")
+    for col in ("name", "family", "array", "cores", "memtiles", "clock", "int8 TOPS", "bf16 TFLOPS"):
+        t.add_column(col, justify="left" if col in ("name", "family") else "right")
+    for r in rows:
+        t.add_row(r["name"], r["family"], f"{r['cols']}x{r['rows']}", str(r["compute"]), str(r["memtiles"]),
+                  f"{r['clock_ghz']:.2f} GHz", _num(r["peak_int8_tops"]), _num(r["peak_bf16_tflops"]))
+    _out.print(t)
+    return 0
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1f}"
+
+
+def cmd_print(args: argparse.Namespace) -> int:
+    from tilelang.ir import print as print_ir
+
+    sys.stdout.write(print_ir(load_design(args.design)))
+    return 0
+
+
+def _plan(args: argparse.Namespace, design: Design):
+    import tilelang as tl
+
+    with _out.status(f"planning {design.name} on {design.device.name} ...", spinner="dots"):
+        return tl.plan(design, solver=args.solver, time_limit=args.time_limit)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    plan = _plan(args, load_design(args.design))
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(plan.to_json())
+    if args.json:
+        print(plan.to_json())
+    else:
+        sys.stdout.write(plan.report())
+    return 0
+
+
+def random_inputs(design: Design, seed: int) -> dict[str, np.ndarray]:
+    """Seeded random arrays for every tensor a move reads: small integers, normal floats."""
+    rng = np.random.default_rng(seed)
+    arrays = {}
+    for name in design.inputs:
+        t = design.tensors[name]
+        if t.dtype.is_int:
+            arrays[name] = rng.integers(-8, 8, size=t.shape).astype(t.dtype.numpy)
+        else:
+            arrays[name] = rng.standard_normal(t.shape).astype(np.float32).astype(t.dtype.numpy)
+    return arrays
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    import tilelang as tl
+
+    design = load_design(args.design)
+    if args.inputs:
+        with np.load(args.inputs) as data:
+            arrays = {k: data[k] for k in data.files}
+    else:
+        arrays = random_inputs(design, args.seed)
+    plan = _plan(args, design)
+    with _out.status(f"simulating {design.name} ...", spinner="dots"):
+        res = tl.simulate(plan, mode="functional" if args.functional else "timed", **arrays)
+    if args.trace and not args.functional:
+        res.trace.save(args.trace)
+    if args.outputs:
+        np.savez(args.outputs, **res.outputs)
+    if args.json:
+        print(json.dumps(summarise(res), indent=1, sort_keys=True))
+    elif args.functional:
+        _out.print(f"{design.name}: outputs {', '.join(sorted(res.outputs))} computed (functional mode, no timing)")
+    else:
+        sys.stdout.write(res.stats.report() + "\n")
+        _out.print(f"{res.cycles} cycles = {res.seconds * 1e6:.2f} us at {design.device.clock_hz / 1e9:.2f} GHz")
+    return 0
+
+
+def summarise(res: object) -> dict:
+    """The headline numbers of a simulation, JSON-ready."""
+    stats = res.stats  # type: ignore[attr-defined]
+    return {
+        "cycles": res.cycles,  # type: ignore[attr-defined]
+        "seconds": res.seconds,  # type: ignore[attr-defined]
+        "mode": res.mode,  # type: ignore[attr-defined]
+        "utilisation": stats.utilisation(),
+        "cores": {n: {"busy": c.busy, "stall": c.stall, "stalls": c.stalls, "calls": c.calls}
+                  for n, c in stats.cores.items()},
+        "outputs": {n: {"shape": list(a.shape), "dtype": str(a.dtype)} for n, a in res.outputs.items()},  # type: ignore[attr-defined]
+    }
+
+
+def cmd_emit(args: argparse.Namespace) -> int:
+    import tilelang as tl
+
+    plan = _plan(args, load_design(args.design))
+    text = tl.emit_mlir(plan, level=args.level)
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    import tilelang as tl
+    from tilelang.report import write_report
+
+    design = load_design(args.design)
+    plan = _plan(args, design)
+    with _out.status(f"simulating {design.name} ...", spinner="dots"):
+        res = tl.simulate(plan, **random_inputs(design, args.seed))
+    paths = write_report(plan, res, args.output)
+    for p in paths:
+        _out.print(f"wrote {p}")
+    return 0

@@ -1,0 +1,295 @@
+"""Buffer placement: every buffer into a tile memory, a bank and a byte offset.
+
+The memory of a tile is ``banks`` equal banks. The placement works in three
+steps, the middle one swappable (first fit here, an ILP in ``bank_ilp.py``):
+
+1. the memory of each shared fifo (one of the memories both its cores reach),
+   and per tile the buffers that exceed a bank: those are laid contiguously
+   from the top of memory down;
+2. every other buffer into one bank, the buffers of one set (a double
+   buffer) in different banks when they fit;
+3. offsets: buffers of a bank stacked from its bottom (above the core stack in
+   bank 0 of a tile that runs a core), 16-byte aligned.
+
+``offset`` is the byte address in the tile's data memory (what mlir-aie's
+``aie.buffer`` ``address`` holds) and ``bank`` the bank it starts in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tilelang.devices import Device
+from tilelang.errors import PlanError
+from tilelang.ir.plan import BufferPlacement
+from tilelang.plan.carriage import BufferSet, Carriage
+from tilelang.plan.problem import Coord
+from tilelang.plan.resources import STACK_BYTES, fmt_tile
+
+#: Buffer address alignment: mlir-aie's sequential allocator tests place a 16-byte
+#: buffer at 1024 and the next at 1040 (iree-amd-aie / mlir-aie
+#: test/assign-buffer-addresses/basic_alloc_simple.mlir), i.e. 16-byte steps; the
+#: DMA itself needs only 32-bit alignment (AIE_FACTS "DMA address granularity").
+ALIGN = 16
+
+
+def align(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+@dataclass(frozen=True)
+class Item:
+    """One buffer to place on a tile."""
+
+    name: str
+    fifo: str
+    index: int
+    size: int
+    set_id: int
+
+
+@dataclass(frozen=True)
+class TileMemory:
+    """What one tile must hold and how its memory is cut."""
+
+    tile: Coord
+    capacity: int
+    banks: int
+    stack: int
+    sets: tuple[BufferSet, ...]
+
+    @property
+    def bank_bytes(self) -> int:
+        return self.capacity // self.banks
+
+    def items(self) -> list[Item]:
+        out = []
+        for k, s in enumerate(self.sets):
+            out += [Item(n, s.fifo, i, align(s.size), k) for i, n in enumerate(s.names())]
+        return out
+
+    @property
+    def need(self) -> int:
+        return self.stack + sum(align(s.size) * s.count for s in self.sets)
+
+
+@dataclass(frozen=True)
+class BankProblem:
+    """The bank-sized buffers of one tile and the free bytes of each bank."""
+
+    mem: TileMemory
+    items: tuple[Item, ...]
+    free: tuple[int, ...]
+
+
+#: Chooses a bank for the bank-sized buffers of every tile at once: {buffer name: bank};
+#: a buffer left out is placed in any free gap afterwards.
+BankChooser = Callable[[list[BankProblem]], dict[str, int]]
+
+
+# -- step 1: shared memories and per-tile contents ------------------------------------------
+
+
+def choose_shared(device: Device, carriage: Carriage, core_tiles: set[Coord]) -> dict[str, Coord]:
+    """The memory of each shared fifo: the candidate with the most free bytes (producer's own on ties).
+
+    Sets are considered largest first so big buffers get the roomiest memory.
+    """
+    free: dict[Coord, int] = {}
+
+    def room(t: Coord) -> int:
+        if t not in free:
+            free[t] = device.memory_bytes(t) - (STACK_BYTES if t in core_tiles else 0)
+        return free[t]
+
+    for s in carriage.buffer_sets:
+        if s.fifo not in carriage.shared:
+            room(s.tiles[0])
+            free[s.tiles[0]] -= align(s.size) * s.count
+    chosen: dict[str, Coord] = {}
+    shared_sets = [s for s in carriage.buffer_sets if s.fifo in carriage.shared]
+    for s in sorted(shared_sets, key=lambda s: -align(s.size) * s.count):
+        best = max(s.tiles, key=lambda t: (room(t), -s.tiles.index(t)))
+        chosen[s.fifo] = best
+        free[best] -= align(s.size) * s.count
+    return chosen
+
+
+def tile_memories(
+    device: Device, carriage: Carriage, shared_at: dict[str, Coord], core_tiles: set[Coord]
+) -> list[TileMemory]:
+    """The buffer sets each tile holds, in tile order."""
+    by_tile: dict[Coord, list[BufferSet]] = {}
+    for s in carriage.buffer_sets:
+        tile = shared_at[s.fifo] if s.fifo in carriage.shared else s.tiles[0]
+        by_tile.setdefault(tile, []).append(s)
+    out = []
+    for tile in sorted(by_tile):
+        stack = STACK_BYTES if tile in core_tiles else 0
+        out.append(TileMemory(tile, device.memory_bytes(tile), device.memory_banks(tile), stack, tuple(by_tile[tile])))
+    return out
+
+
+# -- step 2: banks ------------------------------------------------------------------------
+
+
+def _first_fit_tile(bp: BankProblem) -> dict[str, int]:
+    banks = bp.mem.banks
+    free = list(bp.free)
+    out: dict[str, int] = {}
+    start: dict[int, int] = {}
+    for it in bp.items:
+        if it.set_id not in start:
+            start[it.set_id] = max(range(banks), key=lambda b: (free[b], -b))
+        want = (start[it.set_id] + it.index) % banks
+        rotation = [(want + k) % banks for k in range(banks)]
+        used_by_set = {out[o.name] for o in bp.items if o.set_id == it.set_id and o.name in out}
+        order = sorted(rotation, key=lambda b: (b in used_by_set, rotation.index(b)))
+        for b in order:
+            if free[b] >= it.size:
+                out[it.name] = b
+                free[b] -= it.size
+                break
+    return out
+
+
+def first_fit_banks(problems: list[BankProblem]) -> dict[str, int]:
+    """Each buffer into a bank: a set's buffers rotate from the roomiest bank, first fit otherwise."""
+    out: dict[str, int] = {}
+    for bp in problems:
+        out.update(_first_fit_tile(bp))
+    return out
+
+
+def conflicts(problems: list[BankProblem], banks: dict[str, int]) -> int:
+    """Buffers sharing a bank with another buffer of their set, plus buffers left without a bank."""
+    n = 0
+    for bp in problems:
+        seen: set[tuple[int, int]] = set()
+        for it in bp.items:
+            if it.name not in banks:
+                n += 1
+                continue
+            key = (it.set_id, banks[it.name])
+            n += key in seen
+            seen.add(key)
+    return n
+
+
+# -- step 3: offsets ----------------------------------------------------------------------
+
+
+def _split(mem: TileMemory) -> tuple[dict[str, BufferPlacement], BankProblem, int]:
+    """Lay the buffers larger than a bank from the top of memory; the rest form a bank problem."""
+    if mem.need > mem.capacity:
+        raise PlanError(memory_message(mem))
+    bank = mem.bank_bytes
+    items = mem.items()
+    big = [it for it in items if it.size > bank]
+    out: dict[str, BufferPlacement] = {}
+    top = mem.capacity
+    for it in sorted(big, key=lambda it: (-it.size, it.name)):
+        top = (top - it.size) // ALIGN * ALIGN
+        out[it.name] = BufferPlacement(mem.tile, top // bank, top, it.size, it.fifo, it.index)
+    floor = [b * bank + (mem.stack if b == 0 else 0) for b in range(mem.banks)]
+    free = tuple(max(0, min((b + 1) * bank, top) - floor[b]) for b in range(mem.banks))
+    small = sorted((it for it in items if it.size <= bank), key=lambda it: (-it.size, it.set_id, it.index))
+    return out, BankProblem(mem, tuple(small), free), top
+
+
+def _layout(bp: BankProblem, banks: dict[str, int], out: dict[str, BufferPlacement], top: int) -> None:
+    """Stack each bank's buffers from its bottom; spill the ones without a bank."""
+    mem = bp.mem
+    floor = [b * mem.bank_bytes + (mem.stack if b == 0 else 0) for b in range(mem.banks)]
+    for it in bp.items:
+        if it.name in banks:
+            b = banks[it.name]
+            out[it.name] = BufferPlacement(mem.tile, b, floor[b], it.size, it.fifo, it.index)
+            floor[b] += it.size
+    unplaced = [it for it in bp.items if it.name not in banks]
+    if unplaced:
+        _spill(mem, unplaced, out, top)
+
+
+def _spill(mem: TileMemory, items: list[Item], out: dict[str, BufferPlacement], top: int) -> None:
+    """Place buffers that fit no single bank into any free gap (spanning banks)."""
+    taken = sorted([(0, mem.stack)] + [(b.offset, b.end) for b in out.values()])
+    for it in items:
+        at = _gap(taken, it.size, top)
+        if at is None:
+            raise PlanError(
+                f"tile {fmt_tile(mem.tile)}: the buffers need {mem.need} B of its {mem.capacity} B but do not fit "
+                f"contiguously (buffer {it.name} of {it.size} B finds no gap); reduce fifo depths or element sizes"
+            )
+        out[it.name] = BufferPlacement(mem.tile, at // mem.bank_bytes, at, it.size, it.fifo, it.index)
+        taken = sorted([*taken, (at, at + it.size)])
+
+
+def _gap(taken: list[tuple[int, int]], size: int, top: int) -> int | None:
+    at = 0
+    for lo, hi in taken:
+        if lo - at >= size:
+            return at
+        at = max(at, align(hi))
+    return at if top - at >= size else None
+
+
+def memory_message(mem: TileMemory) -> str:
+    """The PlanError text for a tile whose buffers exceed its data memory."""
+    parts = [s.label for s in mem.sets]
+    if mem.stack:
+        parts.append(f"core stack ({mem.stack} B)")
+    return (
+        f"tile {fmt_tile(mem.tile)} needs {mem.need} B of data memory, has {mem.capacity} B: "
+        f"buffers {', '.join(parts)}"
+    )
+
+
+def place_buffers(
+    device: Device,
+    carriage: Carriage,
+    core_tiles: set[Coord],
+    choose: BankChooser = first_fit_banks,
+    shared_at: dict[str, Coord] | None = None,
+) -> tuple[dict[str, BufferPlacement], dict[str, Coord]]:
+    """Place every buffer of ``carriage``.
+
+    Args:
+        device: the device.
+        carriage: the buffer sets to place.
+        core_tiles: tiles that run a core (their stack is reserved).
+        choose: the bank chooser (first fit, or the ILP).
+        shared_at: the memory of each shared fifo; chosen here when None.
+
+    Returns:
+        (buffer name -> placement, shared fifo -> memory).
+
+    Raises:
+        PlanError: a tile's buffers exceed its memory (naming the tile and the buffers).
+    """
+    if shared_at is None:
+        shared_at = choose_shared(device, carriage, core_tiles)
+    out: dict[str, BufferPlacement] = {}
+    todo = []
+    for mem in tile_memories(device, carriage, shared_at, core_tiles):
+        placed, bp, top = _split(mem)
+        out.update(placed)
+        todo.append((bp, top))
+    banks = choose([bp for bp, _ in todo])
+    for bp, top in todo:
+        _layout(bp, banks, out, top)
+    return dict(sorted(out.items())), shared_at
+
+
+__all__ = [
+    "ALIGN",
+    "BankChooser",
+    "BankProblem",
+    "Item",
+    "TileMemory",
+    "conflicts",
+    "first_fit_banks",
+    "memory_message",
+    "place_buffers",
+]

@@ -1,0 +1,247 @@
+"""How each fifo is carried once its agents are placed: shared memory or streamed.
+
+Given a :class:`Placement` (cores, links, host ends), this module decides, with
+no freedom left to any later stage:
+
+- which fifos are *shared*: a producer core and its single consumer core
+  whose tiles can both load and store one memory (``Device.shared_memory_tiles``);
+  that is how IRON lowers an object fifo between neighbours;
+- which DMA ends every streamed fifo has (tile, direction) and, by a
+  deterministic order, their channel indices;
+- which buffer sets exist and on which tile(s) they may live.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilelang.devices import Device
+from tilelang.ir.plan import agent_name
+from tilelang.ir.verify import HOST
+from tilelang.plan.problem import Coord, FifoSpec, Problem, whole_fifo
+
+MM2S = "mm2s"
+S2MM = "s2mm"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where every agent runs.
+
+    Attributes:
+        cores: compute tile of each core.
+        links: memtile of each link.
+        hosts: shim tile of the host end of each fifo the host feeds or drains.
+    """
+
+    cores: dict[str, Coord]
+    links: dict[str, Coord]
+    hosts: dict[str, Coord]
+
+    def tile_of(self, agent: str, fifo: str) -> Coord:
+        """The tile of ``agent``'s end of ``fifo``."""
+        if agent == HOST:
+            return self.hosts[fifo]
+        kind, _, name = agent.partition(":")
+        return self.cores[name] if kind == "core" else self.links[name]
+
+
+@dataclass(frozen=True)
+class DmaEnd:
+    """One streamed end of a fifo: a DMA channel in ``direction`` on ``tile``."""
+
+    fifo: str
+    agent: str
+    tile: Coord
+    direction: str
+    bds: int
+
+
+@dataclass(frozen=True)
+class BufferSet:
+    """``count`` buffers of ``size`` bytes of one fifo end (or of a shared fifo).
+
+    Attributes:
+        prefix: buffer names are ``prefix + str(i)``.
+        fifo: the fifo.
+        tiles: memories the set may live in (one tile unless shared).
+        count: buffers in the set (the fifo's depth).
+        size: bytes of each buffer.
+        locks: hardware locks the set needs on its tile.
+    """
+
+    prefix: str
+    fifo: str
+    tiles: tuple[Coord, ...]
+    count: int
+    size: int
+    locks: int
+
+    def names(self) -> list[str]:
+        return [f"{self.prefix}{i}" for i in range(self.count)]
+
+    @property
+    def label(self) -> str:
+        """How an error message names the set: ``a_in[2]``."""
+        return f"{self.fifo}[{self.count}]"
+
+
+@dataclass(frozen=True)
+class Carriage:
+    """Every carriage decision that follows from a placement.
+
+    Attributes:
+        shared: fifo -> memories both its cores reach (shared fifos only).
+        ends: every streamed DMA end, in a deterministic order.
+        buffer_sets: every buffer set, in a deterministic order.
+        channels: (fifo, agent) -> DMA channel index of that end.
+    """
+
+    shared: dict[str, tuple[Coord, ...]]
+    ends: tuple[DmaEnd, ...]
+    buffer_sets: tuple[BufferSet, ...]
+    channels: dict[tuple[str, str], int]
+
+
+# -- lock model -------------------------------------------------------------------------
+
+
+def set_locks(device: Device, count: int) -> int:
+    """Locks one buffer set needs on its tile.
+
+    AIE2/AIE-ML locks are semaphores (AIE_FACTS "locks ... semaphores, max value
+    63"), so IRON's lowering uses one producer and one consumer lock per fifo end
+    whatever the depth; AIE1 locks are binary (AIE_FACTS "16 per tile, binary"),
+    one per buffer.
+    """
+    return count if device.arch.name == "aie1" else 2
+
+
+def host_end_locks(device: Device) -> int:
+    """Locks a host (shim) end needs: model, not a confirmed count.
+
+    On AIE2 the runtime sequence synchronises host moves through task completion
+    (``aiex.npu.dma_wait``, AIE_FACTS "mlir-aie dialect"), not shim locks; on AIE1
+    the shim BDs of an object fifo use one lock to hand the DDR buffer over.
+    """
+    return 1 if device.arch.name == "aie1" else 0
+
+
+# -- the decision -------------------------------------------------------------------------
+
+
+def common_memories(device: Device, a: Coord, b: Coord) -> tuple[Coord, ...]:
+    """Memories both cores at ``a`` and ``b`` reach; producer's own first, then the consumer's, then others."""
+    both = set(device.shared_memory_tiles(a)) & set(device.shared_memory_tiles(b))
+    order = [t for t in (a, b) if t in both] + sorted(both - {a, b})
+    return tuple(order)
+
+
+def _shared_tiles(problem: Problem, f: FifoSpec, placement: Placement) -> tuple[Coord, ...]:
+    if not f.shareable:
+        return ()
+    a = placement.tile_of(f.producer, f.name)
+    b = placement.tile_of(f.consumers[0], f.name)
+    return common_memories(problem.device, a, b)
+
+
+def _whole_at(problem: Problem, agent: str) -> str | None:
+    """The fifo whose buffers a link agent holds (None for cores)."""
+    if not agent.startswith("link:"):
+        return None
+    return whole_fifo(problem.link(agent_name(agent)))
+
+
+def link_parts(problem: Problem, name: str) -> int:
+    """Fifos a link moves to or from offsets of its whole fifo's buffers (each synchronised apart)."""
+    ln = problem.link(name)
+    return len(ln.srcs) if whole_fifo(ln) == ln.dsts[0] and len(ln.srcs) > 1 else len(ln.dsts)
+
+
+def link_needs(problem: Problem, name: str) -> dict[str, int]:
+    """What a link asks of its memtile: DMA channels per direction, bytes, BDs and locks.
+
+    One S2MM channel per source fifo and one MM2S per destination; the whole
+    fifo's buffers; one BD per buffer on every channel; a lock pair (AIE2) or a
+    lock per buffer (AIE1) for each part fifo, so parts are released independently.
+    """
+    ln = problem.link(name)
+    whole = problem.fifo(whole_fifo(ln))
+    ends = len(ln.srcs) + len(ln.dsts)
+    return {
+        S2MM: len(ln.srcs),
+        MM2S: len(ln.dsts),
+        "bytes": whole.elem_bytes * whole.depth,
+        "bds": ends * whole.depth,
+        "locks": set_locks(problem.device, whole.depth) * link_parts(problem, name),
+    }
+
+
+def _buffer_sets(problem: Problem, f: FifoSpec, placement: Placement, shared: tuple[Coord, ...]) -> list[BufferSet]:
+    dev = problem.device
+    if shared:
+        return [BufferSet(f"{f.name}_", f.name, shared, f.depth, f.elem_bytes, set_locks(dev, f.depth))]
+    out = []
+    for agent in f.agents:
+        if agent == HOST:
+            continue
+        locks = set_locks(dev, f.depth)
+        if agent.startswith("link:"):
+            if _whole_at(problem, agent) != f.name:
+                continue  # a link's part fifos are moved from or to offsets in the whole fifo's buffers
+            locks = link_needs(problem, agent_name(agent))["locks"]
+        tile = placement.tile_of(agent, f.name)
+        prefix = f"{f.name}_{agent_name(agent)}_"
+        out.append(BufferSet(prefix, f.name, (tile,), f.depth, f.elem_bytes, locks))
+    return out
+
+
+def _link_depth(problem: Problem, agent: str, f: FifoSpec) -> int:
+    whole = _whole_at(problem, agent)
+    return problem.fifo(whole).depth if whole is not None else f.depth
+
+
+def _dma_ends(problem: Problem, f: FifoSpec, placement: Placement) -> list[DmaEnd]:
+    out = []
+    for agent in f.agents:
+        direction = MM2S if agent == f.producer else S2MM
+        tile = placement.tile_of(agent, f.name)
+        # One BD per buffer the channel cycles through; a host end needs one per
+        # move in flight, and moves on a fifo run one after another.
+        bds = 1 if agent == HOST else _link_depth(problem, agent, f)
+        out.append(DmaEnd(f.name, agent, tile, direction, bds))
+    return out
+
+
+def assign_channels(ends: list[DmaEnd]) -> dict[tuple[str, str], int]:
+    """Channel index of every DMA end: per (tile, direction), numbered in the order given."""
+    nxt: dict[tuple[Coord, str], int] = {}
+    out: dict[tuple[str, str], int] = {}
+    for e in ends:
+        key = (e.tile, e.direction)
+        out[(e.fifo, e.agent)] = nxt.get(key, 0)
+        nxt[key] = nxt.get(key, 0) + 1
+    return out
+
+
+def carry(problem: Problem, placement: Placement) -> Carriage:
+    """Decide shared vs streamed for every fifo, its DMA ends, channels and buffer sets.
+
+    Args:
+        problem: the planning problem.
+        placement: where every agent runs.
+
+    Returns:
+        The :class:`Carriage`; channel counts are not checked here (see resources).
+    """
+    shared: dict[str, tuple[Coord, ...]] = {}
+    ends: list[DmaEnd] = []
+    sets: list[BufferSet] = []
+    for f in problem.fifos:
+        common = _shared_tiles(problem, f, placement)
+        if common:
+            shared[f.name] = common
+        else:
+            ends += _dma_ends(problem, f, placement)
+        sets += _buffer_sets(problem, f, placement, common)
+    return Carriage(shared, tuple(ends), tuple(sets), assign_channels(ends))

@@ -1,0 +1,199 @@
+"""``plan(design)``: every decision, in order, into one immutable Plan.
+
+placement (cores, links, host ends) -> carriage (shared or streamed, DMA
+channels) -> tile resources checked -> buffers (memory, bank, offset) ->
+routes. Each step is one module with one entry point; the strategy chooses
+between the ILPs and the greedy/negotiated fallbacks. Wall times are kept
+out of the Plan's JSON (``SolveInfo.seconds`` is 0.0; the times are in
+``Plan.timings``) so the same design always gives byte-identical JSON.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from tilelang.errors import PlanError
+from tilelang.ir.design import Design
+from tilelang.ir.plan import BufferPlacement, FifoEnd, FifoPlan, Plan, Route, SolveInfo
+from tilelang.ir.verify import verify_design
+from tilelang.plan.bank_ilp import ilp_banks
+from tilelang.plan.buffers import first_fit_banks, place_buffers
+from tilelang.plan.carriage import Carriage, Placement, carry
+from tilelang.plan.fabric import fabric
+from tilelang.plan.greedy import greedy_placement
+from tilelang.plan.placement import place_ilp
+from tilelang.plan.problem import Coord, Problem, build_problem
+from tilelang.plan.resources import check_tiles
+from tilelang.plan.routing import Routing, route_flows
+from tilelang.plan.solve import check_solver
+
+STRATEGIES = ("ilp", "greedy")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decision's outcome and how it was made."""
+
+    info: SolveInfo
+    seconds: float
+
+
+def _check_args(design: object, solver: str, time_limit: object, strategy: str) -> str:
+    if not isinstance(design, Design):
+        raise PlanError(f"tl.plan takes a design (from @tl.design or tl.ir.parse), got {type(design).__name__}")
+    if strategy not in STRATEGIES:
+        raise PlanError(f"unknown strategy {strategy!r}; use one of {list(STRATEGIES)}")
+    if not isinstance(time_limit, int | float) or isinstance(time_limit, bool) or time_limit <= 0:
+        raise PlanError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    return check_solver(solver)
+
+
+def _place(problem: Problem, strategy: str, solver: str, budget: float) -> tuple[Placement, SolveInfo]:
+    if strategy == "ilp":
+        return place_ilp(problem, solver, budget)
+    return greedy_placement(problem), SolveInfo("greedy", "feasible", 0.0)
+
+
+def _buffers(problem: Problem, carriage: Carriage, placement: Placement, strategy: str, solver: str, budget: float):
+    core_tiles = set(placement.cores.values())
+    if strategy == "ilp":
+        chooser, info = ilp_banks(solver, budget)
+        bufs, shared_at = place_buffers(problem.device, carriage, core_tiles, chooser)
+        return bufs, shared_at, info.result()
+    bufs, shared_at = place_buffers(problem.device, carriage, core_tiles, first_fit_banks)
+    return bufs, shared_at, SolveInfo("first-fit", "feasible", 0.0)
+
+
+def _flows(problem: Problem, carriage: Carriage, placement: Placement) -> tuple[list, list[str]]:
+    flows, names = [], []
+    for f in problem.fifos:
+        if f.name in carriage.shared:
+            continue
+        src = placement.tile_of(f.producer, f.name)
+        dests = tuple(dict.fromkeys(placement.tile_of(c, f.name) for c in f.consumers))
+        flows.append((src, dests))
+        names.append(f.name)
+    return flows, names
+
+
+def _fifo_plans(problem: Problem, carriage: Carriage, placement: Placement, shared_at: dict[str, Coord]) -> dict[str, FifoPlan]:
+    out = {}
+    for f in problem.fifos:
+        shared = shared_at.get(f.name) if f.name in carriage.shared else None
+
+        def end(agent: str, fname: str = f.name, shared: Coord | None = shared) -> FifoEnd:
+            ch = None if shared is not None else carriage.channels[(fname, agent)]
+            return FifoEnd(agent, placement.tile_of(agent, fname), ch)
+
+        out[f.name] = FifoPlan(f.name, end(f.producer), tuple(end(c) for c in f.consumers), shared)
+    return out
+
+
+def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: str = "ilp") -> Plan:
+    """Plan a design: placement, buffers and routes (API.md "Planning": ``tl.plan``).
+
+    Args:
+        design: a traced or parsed design.
+        solver: "cbc" (bundled with PuLP) or "highs" (highspy).
+        time_limit: seconds for the whole plan; each ILP runs in a child process
+            killed at its share of it, its greedy/negotiated counterpart standing in.
+        strategy: "ilp" (the ILPs) or "greedy" (greedy placement, first-fit buffers,
+            shortest-path routing; fast, no optimality claim).
+
+    Returns:
+        The immutable :class:`~tilelang.ir.plan.Plan`; the same design always gives
+        the same plan (``to_json`` byte for byte).
+
+    Raises:
+        PlanError: a resource ran out (the message names it and who needs it), or bad arguments.
+        DesignError: the design itself is invalid.
+    """
+    solver = _check_args(design, solver, time_limit, strategy)
+    verify_design(design)
+    start = time.monotonic()
+    deadline = start + float(time_limit)
+    problem = build_problem(design)
+    timings: dict[str, float] = {}
+
+    t0 = time.monotonic()
+    budget = min(_share(deadline, 0.35), placement_cap(problem))
+    placement, place_info = _place(problem, strategy, solver, budget)
+    timings["placement"] = time.monotonic() - t0
+    t0 = time.monotonic()
+    try:
+        carriage, buffers, shared_at, buf_info = _resources(problem, placement, strategy, solver, deadline)
+    except PlanError:
+        if strategy != "ilp":
+            raise
+        # The placement ILP models resources approximately (e.g. shared buffers, locks);
+        # if its placement does not fit, the greedy one may.
+        placement, place_info = greedy_placement(problem), SolveInfo("ilp->greedy", "infeasible-resources", 0.0)
+        carriage, buffers, shared_at, buf_info = _resources(problem, placement, strategy, solver, deadline)
+    timings["buffers"] = time.monotonic() - t0
+
+    t0 = time.monotonic()
+    routing = _route(problem, carriage, placement, strategy, solver, deadline)
+    timings["routing"] = time.monotonic() - t0
+    timings["total"] = time.monotonic() - start
+    return _assemble(problem, placement, carriage, shared_at, buffers, routing, place_info, buf_info, timings)
+
+
+def placement_cap(problem: Problem) -> float:
+    """Seconds the placement ILP may take at most, whatever the time limit.
+
+    Proving a placement optimal can take long on symmetric designs; the greedy
+    warm start makes an early incumbent good, and the gap is reported.
+    """
+    return 2.0 + 0.02 * len(problem.cores)
+
+
+def _resources(problem: Problem, placement: Placement, strategy: str, solver: str, deadline: float):
+    carriage = carry(problem, placement)
+    buffers, shared_at, buf_info = _buffers(problem, carriage, placement, strategy, solver, _share(deadline, 0.15))
+    check_tiles(problem.device, carriage, shared_at)
+    return carriage, buffers, shared_at, buf_info
+
+
+def _share(deadline: float, fraction: float) -> float:
+    return max(0.5, (deadline - time.monotonic()) * fraction)
+
+
+def _route(problem: Problem, carriage: Carriage, placement: Placement, strategy: str, solver: str, deadline: float) -> Routing:
+    flows, names = _flows(problem, carriage, placement)
+    fab = fabric(problem.device)
+    method = "ilp" if strategy == "ilp" else "greedy"
+    return route_flows(fab, flows, names, solver, max(0.5, deadline - time.monotonic()), method)
+
+
+def _assemble(
+    problem: Problem,
+    placement: Placement,
+    carriage: Carriage,
+    shared_at: dict[str, Coord],
+    buffers: dict[str, BufferPlacement],
+    routing: Routing,
+    place_info: SolveInfo,
+    buf_info: SolveInfo,
+    timings: dict[str, float],
+) -> Plan:
+    _, names = _flows(problem, carriage, placement)
+    routes: dict[str, Route] = dict(zip(names, routing.routes, strict=True))
+    r = routing.solve
+    route_info = SolveInfo(r.method, r.status, 0.0, r.objective, routing.gap)
+    solves = {"placement": _zero(place_info), "buffers": _zero(buf_info), "routing": route_info}
+    out = Plan(
+        design=problem.design,
+        placement=dict(placement.cores),
+        link_tiles=dict(placement.links),
+        fifos=_fifo_plans(problem, carriage, placement, shared_at),
+        buffers=buffers,
+        routes=routes,
+        solves=solves,
+        timings=dict(timings),
+    )
+    return out
+
+
+def _zero(info: SolveInfo) -> SolveInfo:
+    return SolveInfo(info.method, info.status, 0.0, info.objective, info.gap)

@@ -1,0 +1,209 @@
+"""The greedy placer: the fallback strategy and the baseline the placement ILP is compared against.
+
+Cores are placed one at a time (pinned cores first, then in breadth-first
+order over the fifo graph) on the free compute tile that minimises the bytes
+they exchange with already placed partners times the distance, a pair that
+can share a memory counting as distance 0 (IRON lowers such a fifo with no
+DMA). Links then go onto the memtile nearest their cores, and every host end
+of a fifo onto the nearest NoC shim with a free DMA channel in its direction.
+Tile-resource limits steer the choices; whatever still does not fit is
+reported by the resource checks afterwards.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from tilelang.devices import Device
+from tilelang.errors import PlanError
+from tilelang.ir.plan import agent_name
+from tilelang.ir.verify import HOST
+from tilelang.plan.carriage import MM2S, S2MM, Placement, common_memories, link_needs
+from tilelang.plan.fabric import manhattan
+from tilelang.plan.problem import Coord, FifoSpec, Problem
+
+#: Cost added per DMA channel a tile would need beyond what it has.
+OVERFLOW_PENALTY = 1e12
+
+
+def host_distance(device: Device, t: Coord) -> int:
+    """Hops from the nearest NoC shim to ``t``."""
+    cols = device.noc_columns
+    return t[1] + (min(abs(t[0] - c) for c in cols) if cols else 0)
+
+
+def memtile_distance(device: Device, t: Coord) -> int:
+    mems = device.tiles("mem")
+    return min((manhattan(t, m) for m in mems), default=0)
+
+
+def core_fifos(problem: Problem) -> dict[str, list[FifoSpec]]:
+    """The fifos each core touches, in fifo order."""
+    out: dict[str, list[FifoSpec]] = {c: [] for c in problem.cores}
+    for f in problem.fifos:
+        for a in f.agents:
+            if a.startswith("core:") and f not in out[agent_name(a)]:
+                out[agent_name(a)].append(f)
+    return out
+
+
+def _order(problem: Problem, touching: dict[str, list[FifoSpec]]) -> list[str]:
+    """Pinned cores, then breadth-first over shared fifos, starting each component in design order."""
+    pins = problem.pin_map
+    seen: list[str] = [c for c in problem.cores if c in pins]
+    queue = deque(seen)
+    remaining = [c for c in problem.cores if c not in pins]
+    while remaining or queue:
+        if not queue:
+            queue.append(remaining[0])
+            seen.append(remaining[0])
+        c = queue.popleft()
+        remaining = [r for r in remaining if r != c]
+        for f in touching[c]:
+            for a in f.agents:
+                n = agent_name(a)
+                if a.startswith("core:") and n not in seen:
+                    seen.append(n)
+                    queue.append(n)
+    return seen
+
+
+def _dir(f: FifoSpec, core: str) -> str:
+    return MM2S if f.producer == f"core:{core}" else S2MM
+
+
+def _core_cost(problem: Problem, core: str, t: Coord, fifos: list[FifoSpec], placed: dict[str, Coord]) -> float:
+    dev = problem.device
+    cost = 0.0
+    streams = {MM2S: 0, S2MM: 0}
+    for f in fifos:
+        me = f"core:{core}"
+        partners = [a for a in f.agents if a != me]
+        if not f.shareable:
+            streams[_dir(f, core)] += 1
+        for a in partners:
+            if a == HOST:
+                cost += f.traffic * host_distance(dev, t)
+            elif a.startswith("link:"):
+                cost += f.traffic * memtile_distance(dev, t)
+            elif agent_name(a) in placed:
+                u = placed[agent_name(a)]
+                if f.shareable and common_memories(dev, t, u):
+                    continue
+                cost += f.traffic * manhattan(t, u)
+                if f.shareable:
+                    streams[_dir(f, core)] += 1
+    for d, n in streams.items():
+        cost += OVERFLOW_PENALTY * max(0, n - dev.dma_channels(t, d))
+    return cost
+
+
+def place_cores(problem: Problem) -> dict[str, Coord]:
+    """Greedy core placement honouring pins.
+
+    Raises:
+        PlanError: more cores than compute tiles.
+    """
+    dev = problem.device
+    tiles = dev.tiles("compute")
+    if len(problem.cores) > len(tiles):
+        raise PlanError(f"{len(problem.cores)} cores but {dev.name} has {len(tiles)} compute tiles")
+    touching = core_fifos(problem)
+    placed: dict[str, Coord] = dict(problem.pins)
+    taken = set(placed.values())
+    for core in _order(problem, touching):
+        if core in placed:
+            continue
+        free = [t for t in tiles if t not in taken]
+        best = min(free, key=lambda t: (_core_cost(problem, core, t, touching[core], placed), t))
+        placed[core] = best
+        taken.add(best)
+    return {c: placed[c] for c in problem.cores}
+
+
+# -- links and host ends ------------------------------------------------------------------------
+
+
+def _partner_tiles(problem: Problem, f: FifoSpec, me: str, cores: dict[str, Coord], links: dict[str, Coord]) -> list[Coord]:
+    out = []
+    for a in f.agents:
+        if a == me or a == HOST:
+            continue
+        kind, _, n = a.partition(":")
+        where = cores.get(n) if kind == "core" else links.get(n)
+        if where is not None:
+            out.append(where)
+    return out
+
+
+def place_links(problem: Problem, cores: dict[str, Coord]) -> dict[str, Coord]:
+    """Each link onto the memtile nearest its placed partners with channels and memory left."""
+    dev = problem.device
+    mems = dev.tiles("mem")
+    links: dict[str, Coord] = {}
+    if not problem.links:
+        return links
+    if not mems:
+        raise PlanError(f"{dev.name} has no memtiles; links {', '.join(problem.link_names)} need one")
+    kinds = (S2MM, MM2S, "bytes", "bds", "locks")
+    used = {m: dict.fromkeys(kinds, 0) for m in mems}
+    # Most demanding links first (first fit decreasing), so big joins and splits find room.
+    order = sorted(problem.links, key=lambda ln: -(len(ln.srcs) + len(ln.dsts)))
+    for ln in order:
+        me = f"link:{ln.name}"
+        need = link_needs(problem, ln.name)
+
+        def cost(m: Coord, ln=ln, me=me, need=need) -> tuple:
+            c = 0.0
+            for fname in ln.fifos:
+                f = problem.fifo(fname)
+                for p in _partner_tiles(problem, f, me, cores, links):
+                    c += f.traffic * manhattan(m, p)
+                if HOST in f.agents:
+                    c += f.traffic * host_distance(dev, m)
+            have = {S2MM: dev.dma_channels(m, S2MM), MM2S: dev.dma_channels(m, MM2S), "bytes": dev.memory_bytes(m),
+                    "bds": dev.buffer_descriptors(m), "locks": dev.locks(m)}
+            over = sum(int(used[m][k] + need[k] > have[k]) for k in kinds)
+            return (over, c, m)
+
+        best = min(mems, key=cost)
+        links[ln.name] = best
+        for k in kinds:
+            used[best][k] += need[k]
+    return links
+
+
+def place_hosts(problem: Problem, cores: dict[str, Coord], links: dict[str, Coord]) -> dict[str, Coord]:
+    """The shim of every fifo's host end: nearest NoC shim with a free channel (column order on ties)."""
+    dev = problem.device
+    shims = [t for t in dev.tiles("shim") if dev.is_noc_shim(t)]
+    if not shims and any(HOST in f.agents for f in problem.fifos):
+        raise PlanError(f"{dev.name} has no NoC shim tiles for host moves")
+    used = {s: {S2MM: 0, MM2S: 0} for s in shims}
+    hosts: dict[str, Coord] = {}
+    for f in problem.fifos:
+        if HOST not in f.agents:
+            continue
+        d = MM2S if f.producer == HOST else S2MM
+        near = _partner_tiles(problem, f, HOST, cores, links)
+
+        def cost(s: Coord, d=d, near=near, f=f) -> tuple:
+            full = used[s][d] >= dev.dma_channels(s, d)
+            return (full, sum(manhattan(s, p) for p in near) * f.traffic, s)
+
+        best = min(shims, key=cost)
+        hosts[f.name] = best
+        used[best][d] += 1
+    return hosts
+
+
+def greedy_placement(problem: Problem) -> Placement:
+    """Place cores, links and host ends greedily.
+
+    Raises:
+        PlanError: more cores than compute tiles, or links on a device without memtiles.
+    """
+    cores = place_cores(problem)
+    links = place_links(problem, cores)
+    hosts = place_hosts(problem, cores, links)
+    return Placement(cores, links, hosts)

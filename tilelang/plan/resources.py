@@ -1,0 +1,103 @@
+"""Per-tile resource accounting and the PlanError messages when a tile runs out.
+
+One place answers "how many DMA channels, buffer descriptors, locks and
+bytes does this tile need, and who needs them": the greedy placer, the
+placement ILP's result check and the driver's final check all call
+:func:`check_tiles`, so every infeasible plan is reported the same way.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from tilelang.devices import Device
+from tilelang.errors import PlanError
+from tilelang.ir.plan import agent_name
+from tilelang.ir.verify import HOST
+from tilelang.plan.carriage import MM2S, Carriage, DmaEnd, host_end_locks
+from tilelang.plan.problem import Coord
+
+#: Bytes at the bottom of a core tile's data memory reserved for the core's stack:
+#: mlir-aie's aie.core default ``stack_size`` 1024 (AIE_FACTS "aie.core"), placed
+#: at address 0 by its allocator (test/assign-buffer-addresses: "(stack) : 0x0-0x3FF").
+STACK_BYTES = 1024
+
+
+def fmt_tile(t: Coord) -> str:
+    return f"({t[0]},{t[1]})"
+
+
+def who(e: DmaEnd) -> str:
+    """How a message names the user of a DMA end."""
+    if e.agent == HOST:
+        verb = "host move into" if e.direction == MM2S else "host move out of"
+        return f"{verb} {e.fifo}"
+    return f"{e.agent.replace(':', ' ')} ({e.fifo})"
+
+
+@dataclass
+class TileUse:
+    """What one tile is asked for."""
+
+    ends: dict[str, list[DmaEnd]] = field(default_factory=lambda: defaultdict(list))
+    bds: int = 0
+    locks: int = 0
+    lock_users: list[str] = field(default_factory=list)
+
+
+def tile_usage(device: Device, carriage: Carriage, shared_at: dict[str, Coord]) -> dict[Coord, TileUse]:
+    """DMA ends, BDs and locks per tile.
+
+    Args:
+        device: the device.
+        carriage: the carriage decisions.
+        shared_at: the memory chosen for each shared fifo.
+
+    Returns:
+        Usage per tile, for tiles with any.
+    """
+    use: dict[Coord, TileUse] = defaultdict(TileUse)
+    for e in carriage.ends:
+        u = use[e.tile]
+        u.ends[e.direction].append(e)
+        u.bds += e.bds
+        if e.agent == HOST and host_end_locks(device):
+            u.locks += host_end_locks(device)
+            u.lock_users.append(f"host end of {e.fifo}")
+    for s in carriage.buffer_sets:
+        tile = shared_at.get(s.fifo, s.tiles[0]) if s.fifo in carriage.shared else s.tiles[0]
+        use[tile].locks += s.locks
+        use[tile].lock_users.append(s.label)
+    return dict(use)
+
+
+def check_tiles(device: Device, carriage: Carriage, shared_at: dict[str, Coord]) -> None:
+    """Raise PlanError for the first tile (in tile order) short of DMA channels, BDs or locks.
+
+    Raises:
+        PlanError: naming the tile, the resource, what it has and who needs it.
+    """
+    for tile, u in sorted(tile_usage(device, carriage, shared_at).items()):
+        for direction in ("mm2s", "s2mm"):
+            ends = u.ends.get(direction, [])
+            have = device.dma_channels(tile, direction)
+            if len(ends) > have:
+                users = ", ".join(who(e) for e in ends)
+                raise PlanError(
+                    f"tile {fmt_tile(tile)} ({device.tile_kind(tile)}) has {have} {direction.upper()} DMA channels, "
+                    f"{len(ends)} needed: {users}"
+                )
+        if u.bds > device.buffer_descriptors(tile):
+            users = ", ".join(f"{who(e)} {e.bds}" for d in ("mm2s", "s2mm") for e in u.ends.get(d, []))
+            raise PlanError(
+                f"tile {fmt_tile(tile)} has {device.buffer_descriptors(tile)} buffer descriptors, {u.bds} needed: {users}"
+            )
+        if u.locks > device.locks(tile):
+            raise PlanError(
+                f"tile {fmt_tile(tile)} has {device.locks(tile)} locks, {u.locks} needed: {', '.join(u.lock_users)}"
+            )
+
+
+def agent_label(agent: str) -> str:
+    return "host" if agent == HOST else f"{agent.partition(':')[0]} {agent_name(agent)}"

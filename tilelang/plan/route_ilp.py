@@ -1,0 +1,193 @@
+"""The congestion-aware routing ILP: negotiated start, column generation, price and branch, exact edge model.
+
+Objective: wirelength + ``weight`` x (channels on the most used link). The
+default weight is below 1 / (largest link capacity), which makes the
+objective lexicographic: the fewest links first, then the least crowded
+busiest link. Since the negotiated routing is a warm start, the result is
+never longer than the baseline.
+
+Steps, each in a child process killed at its deadline:
+
+1. column generation (``route_cg``) from the negotiated and shortest trees,
+   which also proves a lower bound;
+2. the master IP over the generated trees (PuLP, CBC or HiGHS), warm started
+   with the negotiated routing;
+3. if a gap remains and the edge model (``route_edge``) is small enough, the
+   exact edge ILP, warm started with the best routing so far; its proven bound
+   tightens the gap.
+
+The best legal routing found is returned with its proven gap; with none,
+PlanError names the link that ran out.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import pulp
+
+from tilelang.errors import PlanError
+from tilelang.ir.plan import SolveInfo
+from tilelang.plan.fabric import Fabric, describe, steiner_tree, tree_reaches
+from tilelang.plan.negotiated import Flow, RouteResult, overflow_of, usage
+from tilelang.plan.route_cg import CGState, column_generation
+from tilelang.plan.route_edge import build_edge_model, model_size
+from tilelang.plan.routing import Routing, no_routing_message, to_routes
+from tilelang.plan.solve import Solution, run_with_deadline, solve_model
+
+#: Largest edge model (variables) worth handing to a MIP solver for a proof.
+EDGE_MODEL_LIMIT = 40_000
+
+
+def default_weight(fab: Fabric) -> float:
+    """A most-used-link weight small enough that wirelength always comes first."""
+    return 1.0 / (max(fab.cap, default=1) + 1)
+
+
+def objective(fab: Fabric, trees: Sequence[Sequence[int]], weight: float) -> float:
+    occ = usage(len(fab.links), trees)
+    return sum(len(t) for t in trees) + weight * max(occ, default=0)
+
+
+def _legal(fab: Fabric, flows: Sequence[Flow], trees: Sequence[Sequence[int] | None] | None) -> bool:
+    if trees is None or any(t is None for t in trees):
+        return False
+    if overflow_of(fab, trees):
+        return False
+    return all(tree_reaches(fab, f[0], f[1], t) for f, t in zip(flows, trees, strict=True))  # type: ignore[arg-type]
+
+
+def _initial_columns(fab: Fabric, flows: Sequence[Flow], base: RouteResult) -> list[list[tuple[int, ...]]]:
+    unit = [1.0] * len(fab.links)
+    cols = []
+    for i, (src, dests) in enumerate(flows):
+        mine = []
+        if base.trees[i] is not None:
+            mine.append(tuple(sorted(base.trees[i])))  # type: ignore[arg-type]
+        short = steiner_tree(fab, src, dests, unit)
+        if short is not None and tuple(short) not in mine:
+            mine.append(tuple(short))
+        cols.append(mine)
+    return cols
+
+
+def _master_ip(
+    fab: Fabric, state: CGState, warm: Sequence[Sequence[int]] | None, weight: float
+) -> tuple[pulp.LpProblem, list[list[pulp.LpVariable]]]:
+    prob = pulp.LpProblem("routing_master", pulp.LpMinimize)
+    lam: list[list[pulp.LpVariable]] = []
+    load: dict[int, list] = {}
+    cost = []
+    for i, cols in enumerate(state.columns):
+        row = []
+        for k, t in enumerate(cols):
+            v = pulp.LpVariable(f"t_{i}_{k}", cat="Binary")
+            if warm is not None:
+                v.setInitialValue(1 if tuple(sorted(warm[i])) == t else 0)
+            row.append(v)
+            cost.append(len(t) * v)
+            for e in t:
+                load.setdefault(e, []).append(v)
+        prob += pulp.lpSum(row) == 1, f"one_{i}"
+        lam.append(row)
+    most = pulp.LpVariable("most_used", 0)
+    for e in sorted(load):
+        prob += pulp.lpSum(load[e]) <= fab.cap[e], f"cap_{e}"
+        prob += pulp.lpSum(load[e]) <= most, f"max_{e}"
+    prob += pulp.lpSum(cost) + weight * most
+    return prob, lam
+
+
+def _picked(state: CGState, lam: list[list[pulp.LpVariable]], sol: Solution) -> list[tuple[int, ...]] | None:
+    if not sol.values:
+        return None
+    out = []
+    for i, row in enumerate(lam):
+        k = max(range(len(row)), key=lambda k: (sol.values.get(row[k].name, 0.0), -k))
+        out.append(state.columns[i][k])
+    return out
+
+
+def _edge_trees(x: list[dict], sol: Solution) -> list[tuple[int, ...]] | None:
+    if not sol.values:
+        return None
+    return [tuple(sorted(e for e, v in xi.items() if sol.values.get(v.name, 0.0) > 0.5)) for xi in x]
+
+
+def _failure(fab: Fabric, flows: Sequence[Flow], names: Sequence[str], base: RouteResult, state: CGState | None) -> str:
+    """Why no legal routing came out: proven by the LP bound, or none found in time."""
+    if state is not None and state.infeasible and state.slack:
+        e, over = max(state.slack, key=lambda kv: (kv[1], -kv[0]))
+        cap = fab.cap[e]
+        return (
+            f"no routing: link {describe(fab.links[e])} needs {cap + int(over - 1e-6) + 1} channels, has {cap} "
+            f"(proven: even a fractional routing overflows the links by {sum(x for _, x in state.slack):.3g} "
+            f"channels; spread the flows' endpoints or use fewer flows)"
+        )
+    return no_routing_message(fab, flows, base, names) + " (no legal routing found within the time limit)"
+
+
+def ilp_route(
+    fab: Fabric,
+    flows: list[Flow],
+    names: Sequence[str],
+    base: RouteResult,
+    solver: str,
+    time_limit: float,
+    weight: float | None = None,
+) -> Routing:
+    """Route ``flows`` with the ILPs under ``time_limit`` seconds (see the module docstring).
+
+    Args:
+        fab: the fabric.
+        flows: validated flows.
+        names: flow names for messages.
+        base: the negotiated-congestion routing (warm start, fallback, baseline).
+        solver: "cbc" or "highs".
+        time_limit: seconds for all steps together.
+        weight: objective weight of the most used link (default: lexicographic).
+
+    Returns:
+        The best legal :class:`Routing` found, with its proven gap.
+
+    Raises:
+        PlanError: no legal routing was found.
+    """
+    start = time.monotonic()
+    w = default_weight(fab) if weight is None else weight
+    if not flows:
+        return Routing(fab.device, (), 0.0, SolveInfo("ilp", "optimal", 0.0, 0.0, 0.0), 0.0)
+
+    def left() -> float:
+        return time_limit - (time.monotonic() - start)
+
+    best = list(base.trees) if base.legal else None
+    cg = run_with_deadline(column_generation, (fab, flows, _initial_columns(fab, flows, base), w, 0.35 * left()), 0.45 * left())
+    state: CGState | None = cg.result
+    lower = state.lower_bound if state is not None else None
+    method = "ilp-cg"
+    if state is not None and left() > 0.2:
+        prob, lam = _master_ip(fab, state, best, w)
+        picked = _picked(state, lam, solve_model(prob, solver, 0.6 * left()))
+        if _legal(fab, flows, picked) and (best is None or objective(fab, picked, w) < objective(fab, best, w) - 1e-9):
+            best = picked
+    if best is not None and lower is not None and objective(fab, best, w) - lower > 1e-6:
+        size = model_size(fab, flows, best, 1)
+        if size <= EDGE_MODEL_LIMIT and left() > 0.5:
+            prob, x = build_edge_model(fab, flows, best, w)
+            sol = solve_model(prob, solver, left() - 0.1)
+            trees = _edge_trees(x, sol)
+            if _legal(fab, flows, trees) and objective(fab, trees, w) < objective(fab, best, w) - 1e-9:
+                best, method = trees, "ilp-edge"
+            if sol.bound is not None:
+                lower = max(lower, sol.bound)
+    if best is None:
+        raise PlanError(_failure(fab, flows, names, base, state))
+    obj = objective(fab, best, w)
+    gap = None if lower is None else max(0.0, (obj - lower) / max(obj, 1e-9))
+    if gap is not None and gap < 1e-7:
+        gap = 0.0
+    status = "optimal" if gap == 0.0 else "feasible"
+    info = SolveInfo(method, status, 0.0, obj, gap)
+    return Routing(fab.device, to_routes(fab, flows, best), gap, info, obj)

@@ -1,0 +1,261 @@
+"""Solving PuLP models under a hard deadline, in a child process killed when time is up.
+
+Solvers' own time limits are not trusted (CBC's first LP cannot be
+interrupted; HiGHS has run its root solve far past its limit), so every
+solve here runs in a forked child that leads its own process group. The
+parent waits until the deadline and then kills the whole group (the CBC
+binary included). The child may report progress (an incumbent) before it
+finishes; the parent keeps the last report, so a killed job still yields its
+best result.
+
+Two solvers are supported through PuLP: ``"cbc"`` (bundled) and
+``"highs"`` (highspy). Both run single-threaded with fixed options, so the
+same model gives the same answer.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+import signal
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pulp
+
+from tilelang.errors import PlanError
+
+SOLVERS = ("cbc", "highs")
+
+#: Seconds a solver is told it has, short of the hard deadline, so that it stops
+#: on its own and hands back its incumbent before the parent has to kill it.
+SOFT_MARGIN = 0.25
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a deadline-bounded job produced.
+
+    Attributes:
+        status: "done" (finished), "timeout" (killed at the deadline) or "error".
+        result: the final result ("done"), else the last progress report or None.
+        message: the error text for "error".
+        seconds: wall time spent.
+    """
+
+    status: str
+    result: Any
+    message: str = ""
+    seconds: float = 0.0
+
+
+def check_solver(solver: str) -> str:
+    """Normalise a solver name.
+
+    Raises:
+        PlanError: an unknown solver.
+    """
+    name = solver.lower() if isinstance(solver, str) else solver
+    if name not in SOLVERS:
+        raise PlanError(f"unknown solver {solver!r}; use one of {list(SOLVERS)}")
+    return name
+
+
+def _child(conn: Any, job: Callable[..., Any], args: tuple) -> None:
+    os.setsid()  # lead a new process group so the parent can kill the solver binary with us
+
+    def report(payload: Any) -> None:
+        conn.send(("progress", payload))
+
+    try:
+        conn.send(("done", job(report, *args)))
+    except PlanError as e:
+        conn.send(("planerror", str(e)))
+    except BaseException as e:  # noqa: BLE001 - anything the solver raises goes back to the parent
+        conn.send(("error", f"{type(e).__name__}: {e}"))
+    finally:
+        conn.close()
+
+
+def run_with_deadline(job: Callable[..., Any], args: tuple, seconds: float) -> Outcome:
+    """Run ``job(report, *args)`` in a child process for at most ``seconds``.
+
+    Args:
+        job: called in the child with a ``report(payload)`` callback first.
+        args: further arguments (inherited by fork, not pickled).
+        seconds: the hard deadline.
+
+    Returns:
+        The :class:`Outcome`.
+
+    Raises:
+        PlanError: the job raised PlanError (re-raised here with its message).
+    """
+    start = time.monotonic()
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(child, job, args), daemon=True)
+    proc.start()
+    child.close()
+    last: Any = None
+    try:
+        while True:
+            left = seconds - (time.monotonic() - start)
+            if left <= 0 or not parent.poll(left):
+                return Outcome("timeout", last, seconds=time.monotonic() - start)
+            try:
+                kind, payload = parent.recv()
+            except EOFError:
+                return Outcome("error", last, "the solver process died", time.monotonic() - start)
+            if kind == "progress":
+                last = payload
+            elif kind == "done":
+                return Outcome("done", payload, seconds=time.monotonic() - start)
+            elif kind == "planerror":
+                raise PlanError(payload)
+            else:
+                return Outcome("error", last, payload, time.monotonic() - start)
+    finally:
+        _kill(proc)
+        parent.close()
+
+
+def _kill(proc: Any) -> None:
+    if proc.is_alive():
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.join(timeout=5)
+
+
+# -- one PuLP model -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Solution:
+    """A solved model: status, variable values by name, objective and proven bound.
+
+    Attributes:
+        status: "optimal", "feasible" (stopped with an incumbent), "infeasible" or "none".
+        values: variable name -> value (empty without a solution).
+        objective: objective of the incumbent.
+        bound: proven lower bound on the optimum (minimisation), when known.
+        duals: constraint name -> dual value (LP solves only).
+    """
+
+    status: str
+    values: dict[str, float]
+    objective: float | None
+    bound: float | None
+    duals: dict[str, float]
+
+    @property
+    def gap(self) -> float | None:
+        """Relative gap (objective - bound) / |objective|; 0.0 when optimal."""
+        if self.status == "optimal":
+            return 0.0
+        if self.objective is None or self.bound is None:
+            return None
+        return max(0.0, (self.objective - self.bound) / max(abs(self.objective), 1e-9))
+
+
+class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc]
+    """PuLP's HiGHS with the variables' initial values handed over as a MIP start."""
+
+    def callSolver(self, lp: pulp.LpProblem) -> None:  # noqa: N802 - PuLP's hook name
+        cols = sorted(lp.variables(), key=lambda v: v.index)
+        if any(v.varValue is not None for v in cols):
+            import highspy
+
+            start = highspy.HighsSolution()
+            start.col_value = [float(v.varValue or 0.0) for v in cols]
+            start.value_valid = True
+            lp.solverModel.setSolution(start)
+        lp.solverModel.run()
+
+
+def _cbc_bound(log: str) -> float | None:
+    m = re.search(r"Lower bound:\s*([-0-9.eE+]+)", log)
+    return float(m.group(1)) if m else None
+
+
+def solve_in_process(prob: pulp.LpProblem, solver: str, time_limit: float, mip: bool = True) -> Solution:
+    """Solve ``prob`` (a minimisation) in this process; used inside deadline-bounded children.
+
+    Args:
+        prob: the model.
+        solver: "cbc" or "highs".
+        time_limit: the soft limit handed to the solver.
+        mip: False solves the LP relaxation and collects duals.
+
+    Returns:
+        The :class:`Solution`.
+    """
+    limit = max(0.05, time_limit)
+    log = ""
+    if solver == "cbc":
+        with tempfile.NamedTemporaryFile("r", suffix=".log", delete=True) as fh:
+            warm = mip and any(v.varValue is not None for v in prob.variables())
+            cmd = pulp.PULP_CBC_CMD(mip=mip, msg=False, timeLimit=limit, threads=1, logPath=fh.name, warmStart=warm)
+            prob.solve(cmd)
+            log = fh.read()
+        bound = _cbc_bound(log)
+    else:
+        cmd = _WarmHiGHS(mip=mip, msg=False, timeLimit=limit, threads=1, random_seed=0)
+        prob.solve(cmd)
+        bound = None
+        model = getattr(prob, "solverModel", None)
+        if model is not None and mip:
+            info = model.getInfo()
+            bound = float(info.mip_dual_bound) if abs(info.mip_dual_bound) < 1e30 else None
+    return _solution(prob, bound, mip, log)
+
+
+def _solution(prob: pulp.LpProblem, bound: float | None, mip: bool, log: str) -> Solution:
+    status = pulp.LpStatus[prob.status]
+    sol = prob.sol_status
+    if status == "Infeasible":
+        return Solution("infeasible", {}, None, None, {})
+    if sol in (pulp.LpSolutionOptimal,) and "Stopped on" not in log:
+        kind = "optimal"
+    elif sol in (pulp.LpSolutionIntegerFeasible, pulp.LpSolutionOptimal):
+        kind = "feasible"
+    else:
+        return Solution("none", {}, None, bound, {})
+    values = {v.name: (v.varValue if v.varValue is not None else 0.0) for v in prob.variables()}
+    duals = {} if mip else {k: (c.pi if c.pi is not None else 0.0) for k, c in prob.constraints.items()}
+    obj = pulp.value(prob.objective)
+    objective = float(obj) if obj is not None else 0.0
+    if kind == "optimal":
+        bound = objective
+    return Solution(kind, values, objective, bound, duals)
+
+
+def _model_job(report: Callable[[Any], None], prob: pulp.LpProblem, solver: str, soft: float, mip: bool) -> Solution:
+    del report
+    return solve_in_process(prob, solver, soft, mip)
+
+
+def solve_model(prob: pulp.LpProblem, solver: str, time_limit: float, mip: bool = True) -> Solution:
+    """Solve ``prob`` in a child process, killed at ``time_limit`` seconds.
+
+    Args:
+        prob: a minimisation model.
+        solver: "cbc" or "highs".
+        time_limit: hard deadline in seconds.
+        mip: False for an LP relaxation (duals are returned).
+
+    Returns:
+        The :class:`Solution`; status "none" when the deadline passed with no incumbent.
+    """
+    solver = check_solver(solver)
+    soft = max(0.05, time_limit - SOFT_MARGIN) if time_limit > 2 * SOFT_MARGIN else time_limit * 0.8
+    out = run_with_deadline(_model_job, (prob, solver, soft, mip), time_limit)
+    if out.status == "done":
+        return out.result
+    return Solution("none", {}, None, None, {})
