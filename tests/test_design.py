@@ -327,3 +327,31 @@ def test_ambiguous_port_asks_for_it():
             def w():
                 f.acquire()
                 f.release()
+
+
+def test_arithmetic_on_a_loop_variable_is_rejected():
+    with pytest.raises(tl.DesignError, match=r"loop variable can only be passed to a kernel as is"):
+
+        @tl.design(device="npu1")
+        def d(A: tl.Tensor[(4096,), tl.i32], C: tl.Tensor[(4096,), tl.i32]):
+            a = tl.fifo(tl.Tile[(1024,), tl.i32], name="a")
+            c = tl.fifo(tl.Tile[(1024,), tl.i32], name="c")
+
+            @tl.core
+            def w():
+                for i in tl.range(4):
+                    x, y = a.acquire(), c.acquire()
+                    scale(x, y, i * 2)
+
+            tl.dma(A, a)
+            tl.dma(c, C)
+
+
+def test_fifo_inside_a_core_is_rejected():
+    with pytest.raises(tl.DesignError, match=r"declare fifos in the design body"):
+
+        @tl.design(device="npu1")
+        def d(A: tl.Tensor[(1024,), tl.i32]):
+            @tl.core
+            def w():
+                tl.fifo(tl.Tile[(16,), tl.i32])

@@ -230,3 +230,47 @@ def test_bad_numpy_calls():
         scale(a, np.zeros(1024, np.int32), 2**32)
     with pytest.raises(tl.KernelError, match=r"missing arguments \['factor'\]"):
         scale(a, np.zeros(1024, np.int32))
+
+
+def test_tracing_pitfalls():
+    with pytest.raises(tl.KernelError, match=r"cannot be iterated at trace time"):
+
+        @tl.kernel
+        def it(a: tl.Tile[(4,), tl.i32], c: tl.Tile[(4,), tl.i32]):
+            for x in a:
+                c[...] = x
+
+    with pytest.raises(tl.KernelError, match=r"boolean constants are not supported"):
+
+        @tl.kernel
+        def boolean(a: tl.Tile[(4,), tl.i32], c: tl.Tile[(4,), tl.i32]):
+            c[...] = a * True
+
+    with pytest.raises(tl.KernelError, match=r"constant 300 does not fit in i8"):
+
+        @tl.kernel
+        def big(a: tl.Tile[(4,), tl.i8], c: tl.Tile[(4,), tl.i8]):
+            c[...] = a + 300
+
+    with pytest.raises(tl.KernelError, match=r"returns a value"):
+
+        @tl.kernel
+        def ret(a: tl.Tile[(4,), tl.i32], c: tl.Tile[(4,), tl.i32]):
+            c[...] = a
+            return a
+
+
+def test_string_annotations_resolve_enclosing_sizes():
+    ns: dict = {}
+    exec(
+        "from __future__ import annotations\n"
+        "import tilelang as tl\n"
+        "def make(n):\n"
+        "    @tl.kernel\n"
+        "    def k(a: tl.Tile[(n,), tl.i16], c: tl.Tile[(n,), tl.i16]):\n"
+        "        c[...] = a + 1\n"
+        "    return k\n",
+        ns,
+    )
+    k = ns["make"](12)
+    assert k.params[0].type == tl.Tile[(12,), tl.i16]

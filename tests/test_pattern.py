@@ -1,0 +1,55 @@
+"""Access patterns: tiles cover a tensor exactly; canonical form keeps the walk."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tilelang as tl
+from tilelang.ir.pattern import AccessPattern
+
+
+@st.composite
+def tiled_shapes(draw):
+    rank = draw(st.integers(1, 3))
+    tile = tuple(draw(st.integers(1, 5)) for _ in range(rank))
+    grid = tuple(draw(st.integers(1, 4)) for _ in range(rank))
+    return tuple(t * g for t, g in zip(tile, grid)), tile
+
+
+@settings(max_examples=100, deadline=None)
+@given(tiled_shapes(), st.sampled_from(["row", "col"]))
+def test_tiles_cover_the_tensor_exactly_once_tile_by_tile(shapes, order):
+    shape, tile = shapes
+    p = tl.tiles(tile, order=order).resolve(shape)
+    idx = p.indices()
+    assert sorted(idx.tolist()) == list(range(int(np.prod(shape))))
+    # each consecutive run of prod(tile) indices is one whole tile, row-major inside
+    grid = np.arange(int(np.prod(shape))).reshape(shape)
+    per = int(np.prod(tile))
+    starts = [tuple(int(i) for i in np.unravel_index(chunk[0], shape)) for chunk in idx.reshape(-1, per)]
+    for chunk, s in zip(idx.reshape(-1, per), starts):
+        block = grid[tuple(slice(a, a + t) for a, t in zip(s, tile))]
+        np.testing.assert_array_equal(chunk, block.reshape(-1))
+    grid_order = [tuple(a // t for a, t in zip(s, tile)) for s in starts]
+    key = (lambda g: g) if order == "row" else (lambda g: tuple(reversed(g)))
+    assert grid_order == sorted(grid_order, key=key)
+
+
+@settings(max_examples=100, deadline=None)
+@given(offset=st.integers(0, 5), dims=st.lists(st.tuples(st.integers(1, 4), st.integers(0, 9)), min_size=1, max_size=4))
+def test_canonical_form_walks_the_same_elements(offset, dims):
+    p = AccessPattern(offset, tuple(n for n, _ in dims), tuple(s for _, s in dims))
+    c = p.canonical()
+    np.testing.assert_array_equal(c.indices(), p.indices())
+    assert c.rank <= p.rank and c.numel == p.numel
+
+
+def test_pattern_fields_are_checked():
+    with pytest.raises(tl.DesignError, match="as many sizes as strides"):
+        tl.pattern(0, (4, 4), (1,))
+    with pytest.raises(tl.DesignError, match="sizes must be positive"):
+        tl.pattern(0, (0,), (1,))
+    with pytest.raises(tl.DesignError, match="tile shape \\(3,\\) does not divide the tensor shape \\(8,\\)"):
+        tl.tiles((3,)).resolve((8,))
+    assert tl.pattern(0, (4,), (2,)).repeat(3).numel == 12
