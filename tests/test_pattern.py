@@ -14,7 +14,7 @@ def tiled_shapes(draw):
     rank = draw(st.integers(1, 3))
     tile = tuple(draw(st.integers(1, 5)) for _ in range(rank))
     grid = tuple(draw(st.integers(1, 4)) for _ in range(rank))
-    return tuple(t * g for t, g in zip(tile, grid)), tile
+    return tuple(t * g for t, g in zip(tile, grid, strict=True)), tile
 
 
 @settings(max_examples=100, deadline=None)
@@ -28,10 +28,10 @@ def test_tiles_cover_the_tensor_exactly_once_tile_by_tile(shapes, order):
     grid = np.arange(int(np.prod(shape))).reshape(shape)
     per = int(np.prod(tile))
     starts = [tuple(int(i) for i in np.unravel_index(chunk[0], shape)) for chunk in idx.reshape(-1, per)]
-    for chunk, s in zip(idx.reshape(-1, per), starts):
-        block = grid[tuple(slice(a, a + t) for a, t in zip(s, tile))]
+    for chunk, s in zip(idx.reshape(-1, per), starts, strict=True):
+        block = grid[tuple(slice(a, a + t) for a, t in zip(s, tile, strict=True))]
         np.testing.assert_array_equal(chunk, block.reshape(-1))
-    grid_order = [tuple(a // t for a, t in zip(s, tile)) for s in starts]
+    grid_order = [tuple(a // t for a, t in zip(s, tile, strict=True)) for s in starts]
     key = (lambda g: g) if order == "row" else (lambda g: tuple(reversed(g)))
     assert grid_order == sorted(grid_order, key=key)
 
