@@ -65,8 +65,17 @@ def assert_exact(got: np.ndarray, want: np.ndarray) -> None:
 # -- random kernels over the exact ops ----------------------------------------------------------
 
 
-EXACT_INT_KINDS = [OpKind.ADD, OpKind.SUB, OpKind.MUL, OpKind.DIV, OpKind.MAX, OpKind.MIN,
-                   OpKind.NEG, OpKind.ABS, OpKind.RELU]
+EXACT_INT_KINDS = [
+    OpKind.ADD,
+    OpKind.SUB,
+    OpKind.MUL,
+    OpKind.DIV,
+    OpKind.MAX,
+    OpKind.MIN,
+    OpKind.NEG,
+    OpKind.ABS,
+    OpKind.RELU,
+]
 # Float division is left out of random chains: numpy's maximum picks the sign of
 # a zero differently in its SIMD and scalar loops, and 1/±0 would expose it.
 EXACT_FLOAT_KINDS = [OpKind.ADD, OpKind.SUB, OpKind.MUL, OpKind.MAX, OpKind.MIN, OpKind.NEG, OpKind.ABS, OpKind.RELU]
@@ -96,8 +105,10 @@ class Builder:
     def pick(self, dt=None, rank_min: int = 0, like: tuple[int, ...] | None = None) -> KOp | Param | None:
         """A pool value (of ``dt``, rank >= rank_min, broadcasting with shape ``like``); a constant if none."""
         cands = [
-            v for v in self.pool
-            if self.dtype(v) == (dt or self.dtype(v)) and len(self.shape_of(v)) >= rank_min
+            v
+            for v in self.pool
+            if self.dtype(v) == (dt or self.dtype(v))
+            and len(self.shape_of(v)) >= rank_min
             and (like is None or broadcast_shapes(like, self.shape_of(v)) is not None)
         ]
         if not cands:
@@ -125,7 +136,23 @@ class Builder:
     def step(self) -> None:
         d = self.data
         kinds = EXACT_INT_KINDS if self.integer else EXACT_FLOAT_KINDS
-        choice = d.draw(st.sampled_from(["unary", "binary", "binary", "where", "cast", "slice", "reduce", "load", "store"]))
+        choice = d.draw(
+            st.sampled_from(
+                [
+                    "unary",
+                    "binary",
+                    "binary",
+                    "where",
+                    "cast",
+                    "slice",
+                    "reduce",
+                    "load",
+                    "store",
+                    "matmul",
+                    "accumulate",
+                ]
+            )
+        )
         if choice == "load":
             p = d.draw(st.sampled_from([self.a, self.b, self.c]))
             self.load(p)
@@ -175,8 +202,35 @@ class Builder:
             axes = tuple(sorted(d.draw(st.sets(st.integers(0, rank - 1), max_size=rank))))
             kind = OpKind.RMAX if not self.integer else d.draw(st.sampled_from([OpKind.SUM, OpKind.RMAX]))
             self.emit(kind, x, axes=axes)
+        elif choice in ("matmul", "accumulate"):
+            if self.integer:  # float matmuls are checked against a tolerance below
+                self.matmul(accumulate=choice == "accumulate")
         else:
             self.partial_store()
+
+    def matmul(self, accumulate: bool) -> None:
+        """``x @ y`` (any accumulator that holds the operands), or ``c[...] += x @ y`` in c's dtype."""
+        d = self.data
+        x = self.pick(rank_min=2)
+        if x is None or len(self.shape_of(x)) != 2 or self.dtype(x) == i1:
+            return
+        dt, (_, k) = self.dtype(x), self.shape_of(x)
+        ys = [v for v in self.pool if self.dtype(v) == dt and len(self.shape_of(v)) == 2 and self.shape_of(v)[0] == k]
+        if not ys:
+            return
+        y = d.draw(st.sampled_from(ys))
+        if accumulate:
+            if not (self.dtype(self.c) == dt and (self.shape_of(x)[0], self.shape_of(y)[1]) == self.shape):
+                return
+            mm = self.emit(OpKind.MATMUL, x, y, acc=dt if dt.is_int or dt.name == "f32" else tl.f32)
+            if self.dtype(mm) != dt:
+                return
+            old = self.emit(OpKind.LOAD, self.c)
+            total = self.emit(OpKind.ADD, *d.draw(st.permutations([old, mm])))
+            self.ops.append(KOp.make(OpKind.STORE, self.c, total))
+            return
+        accs = [a for a in ALL if a.kind == dt.kind and a.bits >= dt.bits]
+        self.emit(OpKind.MATMUL, x, y, acc=d.draw(st.sampled_from(accs)))
 
     def index_item(self, n: int) -> object:
         d = self.data
@@ -203,7 +257,10 @@ class Builder:
         self.ops.append(KOp.make(OpKind.STORE, self.c, value, index=index))
 
     def finish(self) -> Kernel:
-        last = next((v for v in reversed(self.pool) if self.shape_of(v) == self.shape or _fits(self.shape_of(v), self.shape)), None)
+        last = next(
+            (v for v in reversed(self.pool) if self.shape_of(v) == self.shape or _fits(self.shape_of(v), self.shape)),
+            None,
+        )
         for target in (self.c, self.d):
             v = self.data.draw(st.sampled_from([x for x in self.pool if _fits(self.shape_of(x), self.shape)] or [last]))
             if v is None:
@@ -220,7 +277,7 @@ def _fits(shape: tuple[int, ...], region: tuple[int, ...]) -> bool:
 
 def random_kernel(data: st.DataObject, integer: bool) -> Kernel:
     dt = data.draw(st.sampled_from(INTS if integer else FLOATS), label="dtype")
-    shape = data.draw(st.sampled_from([(1,), (5,), (3, 4), (2, 1, 3)]), label="shape")
+    shape = data.draw(st.sampled_from([(1,), (5,), (3, 4), (3, 3), (2, 1, 3)]), label="shape")
     b = Builder(data, dt, shape, integer)
     b.pool.append(b.s)
     b.load(b.a)
@@ -266,8 +323,14 @@ TOL = {"f32": 1e-5, "bf16": 1e-2}
 
 
 @settings(max_examples=25, deadline=None)
-@given(dt=st.sampled_from(FLOATS), m=st.integers(1, 6), k=st.integers(1, 40), n=st.integers(1, 6),
-       acc=st.sampled_from(["f32", "same"]), seed=st.integers(0, 2**32 - 1))
+@given(
+    dt=st.sampled_from(FLOATS),
+    m=st.integers(1, 6),
+    k=st.integers(1, 40),
+    n=st.integers(1, 6),
+    acc=st.sampled_from(["f32", "same"]),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_float_matmul_within_tolerance(dt, m: int, k: int, n: int, acc: str, seed: int) -> None:
     acc_dt = tl.f32 if acc == "f32" else dt
 
@@ -286,8 +349,12 @@ def test_float_matmul_within_tolerance(dt, m: int, k: int, n: int, acc: str, see
 
 
 @settings(max_examples=25, deadline=None)
-@given(dt=st.sampled_from(FLOATS), shape=st.sampled_from([(7,), (3, 9), (4, 2, 5), (1, 64)]), data=st.data(),
-       seed=st.integers(0, 2**32 - 1))
+@given(
+    dt=st.sampled_from(FLOATS),
+    shape=st.sampled_from([(7,), (3, 9), (4, 2, 5), (1, 64)]),
+    data=st.data(),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_float_sum_within_tolerance(dt, shape: tuple[int, ...], data: st.DataObject, seed: int) -> None:
     axes = tuple(sorted(data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))))
     out_shape = tuple(n for i, n in enumerate(shape) if i not in axes) or (1,)
@@ -312,7 +379,9 @@ def test_exp_within_tolerance(dt) -> None:
 
     x = np.linspace(-20, 20, 64).astype(np.float32).astype(dt.numpy)
     got, want = run_both(e, {"x": x, "y": np.zeros(64, dt.numpy)})
-    np.testing.assert_allclose(got["y"].astype(np.float64), want["y"].astype(np.float64), rtol=TOL[dt.name], atol=TOL[dt.name])
+    np.testing.assert_allclose(
+        got["y"].astype(np.float64), want["y"].astype(np.float64), rtol=TOL[dt.name], atol=TOL[dt.name]
+    )
 
 
 def test_float_division_including_zeros_is_exact() -> None:
@@ -364,7 +433,9 @@ def test_bf16_is_computed_in_f32_and_rounded_once() -> None:
     a = np.array([1.0, 3.0, 1 / 3, -250.0], np.float32).astype(ml_dtypes.bfloat16)
     c = np.zeros(4, ml_dtypes.bfloat16)
     run_kernel(k, a, c, 1.0078125)
-    want = ((a.astype(np.float32) * np.float32(1.0078125)).astype(ml_dtypes.bfloat16).astype(np.float32) + a.astype(np.float32))
+    want = (a.astype(np.float32) * np.float32(1.0078125)).astype(ml_dtypes.bfloat16).astype(np.float32) + a.astype(
+        np.float32
+    )
     np.testing.assert_array_equal(c.view(np.uint16), want.astype(ml_dtypes.bfloat16).view(np.uint16))
 
 

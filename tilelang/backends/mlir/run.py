@@ -96,7 +96,9 @@ def _kernel_module(kernel: Kernel, c_interface: bool) -> object:
     try:
         module.operation.verify()
     except m.ir.MLIRError as e:
-        raise KernelError(f"the MLIR emitted for kernel {kernel.name!r} failed verification (a tilelang bug): {e}") from None
+        raise KernelError(
+            f"the MLIR emitted for kernel {kernel.name!r} failed verification (a tilelang bug): {e}"
+        ) from None
     return module
 
 
@@ -157,7 +159,9 @@ def _prepare(kernel: Kernel, p: Param, v: object) -> tuple[np.ndarray, np.ndarra
         return scalar(v, p.type, what), None
     t: TileType = p.type
     if not isinstance(v, np.ndarray):
-        raise KernelError(f"{what}: expected a numpy array of shape {t.shape} and dtype {t.dtype}, got {type(v).__name__}")
+        raise KernelError(
+            f"{what}: expected a numpy array of shape {t.shape} and dtype {t.dtype}, got {type(v).__name__}"
+        )
     if v.shape != t.shape:
         raise KernelError(f"{what}: shape {v.shape} does not match the parameter's {t.shape}")
     if p.name in kernel.written:

@@ -211,7 +211,14 @@ def _cast(args: list, dts: list[DType], out: DType, attrs: dict) -> object:
 _INT_PRED = {OpKind.LT: "slt", OpKind.LE: "sle", OpKind.GT: "sgt", OpKind.GE: "sge", OpKind.EQ: "eq", OpKind.NE: "ne"}
 _BOOL_PRED = {OpKind.LT: "ult", OpKind.LE: "ule", OpKind.GT: "ugt", OpKind.GE: "uge", OpKind.EQ: "eq", OpKind.NE: "ne"}
 # Ordered predicates are false on NaN, ``une`` is true on NaN: numpy's less/equal/not_equal.
-_FLOAT_PRED = {OpKind.LT: "OLT", OpKind.LE: "OLE", OpKind.GT: "OGT", OpKind.GE: "OGE", OpKind.EQ: "OEQ", OpKind.NE: "UNE"}
+_FLOAT_PRED = {
+    OpKind.LT: "OLT",
+    OpKind.LE: "OLE",
+    OpKind.GT: "OGT",
+    OpKind.GE: "OGE",
+    OpKind.EQ: "OEQ",
+    OpKind.NE: "UNE",
+}
 
 
 def compare(kind: OpKind, x: object, y: object, dt: DType) -> object:
@@ -267,4 +274,15 @@ def reduce_step(kind: OpKind, acc: object, x: object, dt: DType) -> object:
     return a.maximumf(acc, x) if dt.is_float else a.maxsi(acc, x)
 
 
-__all__ = ["RULES", "accumulator_dtype", "binary", "cast", "compare", "const", "narrow", "reduce_init", "reduce_step", "widen"]
+__all__ = [
+    "RULES",
+    "accumulator_dtype",
+    "binary",
+    "cast",
+    "compare",
+    "const",
+    "narrow",
+    "reduce_init",
+    "reduce_step",
+    "widen",
+]

@@ -172,7 +172,9 @@ def generic(
         out_map = ir.AffineMap.get(n_loops, 0, [ir.AffineDimExpr.get(d) for d in out_dims])
     inputs: list[View] = []
     index: dict[int, int] = {}
-    candidates = [s.value for s in leaves(value)] if isinstance(value, Expr) else [value] if isinstance(value, View) else []
+    candidates = (
+        [s.value for s in leaves(value)] if isinstance(value, Expr) else [value] if isinstance(value, View) else []
+    )
     for v in candidates:
         if id(v) not in index:
             index[id(v)] = len(inputs)
@@ -181,7 +183,9 @@ def generic(
     reduced = set(range(n_loops)) - set(out_dims if combine is not None else range(n_loops))
     kinds = ["reduction" if d in reduced else "parallel" for d in range(n_loops)]
     iters = ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{k}>") for k in kinds])
-    op = m.linalg.GenericOp([], [v.memref for v in inputs], [out.memref], ir.ArrayAttr.get([ir.AffineMapAttr.get(x) for x in maps]), iters)
+    op = m.linalg.GenericOp(
+        [], [v.memref for v in inputs], [out.memref], ir.ArrayAttr.get([ir.AffineMapAttr.get(x) for x in maps]), iters
+    )
     block = op.regions[0].blocks.append(*[storage_type(v.type.dtype) for v in inputs], storage_type(out.type.dtype))
     with ir.InsertionPoint(block):
         args = [from_storage(block.arguments[i], v.type.dtype) for i, v in enumerate(inputs)]

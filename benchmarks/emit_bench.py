@@ -1,0 +1,105 @@
+"""MLIR emission benchmark: time and size of ``tl.emit_mlir`` at both levels.
+
+Usage::
+
+    .venv/bin/python benchmarks/emit_bench.py            # every case, 400 cores the largest
+    .venv/bin/python benchmarks/emit_bench.py --quick    # the small ones only
+
+Each case is planned once (greedy strategy: planning is not what is measured)
+and emitted ``--repeat`` times per level; the table gives the best time, the
+module's size in bytes and lines, and its operation count. The largest case is
+400 cores on xcvc1902 (every core of the VC1902): 25 chains of 16 cores, each
+stage handing its tiles to the next through shared memory, each chain fed and
+drained by the host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "examples"))
+
+import designs  # noqa: E402
+
+import tilelang as tl  # noqa: E402
+from tilelang.backends.mlir import emit_mlir  # noqa: E402
+from tilelang.plan import plan as make_plan  # noqa: E402
+
+
+def chains(n_chains: int = 25, stages: int = 16, n: int = 256, iters: int = 8, device: str = "xcvc1902"):  # noqa: ANN201
+    """``n_chains`` pipelines of ``stages`` cores; stage s computes 3 * x + i on tile i."""
+
+    @tl.kernel
+    def stage(a: tl.Tile[(n,), tl.i32], c: tl.Tile[(n,), tl.i32], k: tl.i32):
+        c[...] = a * 3 + k
+
+    @tl.design(device=device)
+    def systolic(X: tl.Tensor[(n_chains, iters * n), tl.i32], Y: tl.Tensor[(n_chains, iters * n), tl.i32]):
+        for ch in range(n_chains):
+            fs = [tl.fifo(tl.Tile[(n,), tl.i32], depth=2, name=f"c{ch}_f{s}") for s in range(stages + 1)]
+            for s in range(stages):
+
+                @tl.core(name=f"c{ch}_s{s}")
+                def body(s=s, fs=fs):
+                    for i in tl.range(iters):
+                        a = fs[s].acquire()
+                        c = fs[s + 1].acquire()
+                        stage(a, c, i)
+                        fs[s].release()
+                        fs[s + 1].release()
+
+            tl.dma(X, fs[0], pattern=tl.pattern(ch * iters * n, (iters * n,), (1,)))
+            tl.dma(fs[-1], Y, pattern=tl.pattern(ch * iters * n, (iters * n,), (1,)))
+
+    return systolic
+
+
+def cases(quick: bool) -> list[tuple[str, object]]:
+    out = [
+        ("vector_scalar_mul npu1", lambda: designs.vector_scalar_mul(device="npu1")),
+        ("gemm 128^3 npu1", lambda: designs.gemm_single_core(device="npu1")),
+        ("broadcast 16 cores xcvc1902", lambda: designs.broadcast_scale(cores=16)),
+        ("chains 4x8 = 32 cores npu2", lambda: chains(4, 8, device="npu2")),
+    ]
+    if not quick:
+        out += [
+            ("chains 10x16 = 160 cores xcvc1902", lambda: chains(10, 16)),
+            ("chains 25x16 = 400 cores xcvc1902", lambda: chains(25, 16)),
+        ]
+    return out
+
+
+def measure(p: object, level: str, repeat: int) -> tuple[float, str, int]:
+    best, text = float("inf"), ""
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        text = emit_mlir(p, level=level)
+        best = min(best, time.perf_counter() - t0)
+    ops = sum(1 for line in text.splitlines() if '"' in line and '"(' in line)
+    return best, text, ops
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small cases only")
+    ap.add_argument("--repeat", type=int, default=3, help="emissions per case and level (best is kept)")
+    args = ap.parse_args()
+    header = f"{'design':36} {'cores':>5} {'level':10} {'emit s':>8} {'bytes':>10} {'lines':>7} {'ops':>7}"
+    print(header)
+    print("-" * len(header))
+    for name, factory in cases(args.quick):
+        p = make_plan(factory(), strategy="greedy")
+        for level in ("objectfifo", "physical"):
+            secs, text, ops = measure(p, level, args.repeat)
+            lines = text.count("\n")
+            print(f"{name:36} {len(p.design.cores):5} {level:10} {secs:8.3f} {len(text):10} {lines:7} {ops:7}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

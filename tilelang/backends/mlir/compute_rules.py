@@ -1,0 +1,210 @@
+"""Lowering rules for elementwise ops (fused), matmuls and reductions.
+
+Elementwise ops become :class:`~values.Expr` nodes fused into whatever consumes
+them. A matmul or reduction whose only use is a store (``c[...] = a @ b``,
+``c[...] += a @ b``, ``y[...] = tl.sum(x, axis=1)``) is computed straight
+into the store's destination, with no temporary: on an AIE core temporaries
+live on the core's small stack.
+
+Accumulation (semantics.py computes float matmuls and sums in f64 and rounds
+once): floats accumulate in f32 in loop order, integers in the result dtype
+(wrapping, which equals numpy's wrap of the exact sum). ``c += a @ b`` in place
+adds the products into ``c`` one by one instead of adding a rounded matmul to
+``c``: another f32 summation order, within the same documented tolerance.
+"""
+
+from __future__ import annotations
+
+from tilelang.backends.mlir import scalar_rules
+from tilelang.backends.mlir._mlir import mlir
+from tilelang.backends.mlir.lowering import KernelLowering, register
+from tilelang.backends.mlir.memory_rules import destination
+from tilelang.backends.mlir.types import memref_type
+from tilelang.backends.mlir.values import Expr, Scalar, Slot, Value, View, generic, leaves, materialize, temporary
+from tilelang.ir.dtypes import DType, f32
+from tilelang.ir.index import Index, index_shape
+from tilelang.ir.kernel import KOp, Param
+from tilelang.ir.ops import ELEMENTWISE, REDUCE, OpKind
+from tilelang.ir.types import TileType
+
+# -- elementwise (fused) ---------------------------------------------------------------------
+
+
+def _operand_dtype(x: KOp | Param) -> DType:
+    t = x.type if isinstance(x, KOp) else x.value_type
+    assert t is not None
+    return t.dtype if isinstance(t, TileType) else t
+
+
+@register(*ELEMENTWISE)
+def _elementwise(lw: KernelLowering, op: KOp) -> Value:
+    rule = scalar_rules.RULES[op.kind]
+    dts = [_operand_dtype(x) for x in op.operands]
+    assert op.type is not None
+    out, attrs = op.type.dtype, dict(op.attrs)
+    slots = [lw.operand(x) for x in op.operands]
+    if all(isinstance(s.value, Scalar) for s in slots):
+        return Scalar(rule([s.value.value for s in slots], dts, out, attrs), out)
+
+    def element(args: list) -> object:
+        return rule(args, dts, out, attrs)
+
+    expr = Expr(element, tuple(slots), op.type)
+    # A value used twice is computed once, not once per consumer.
+    return materialize(expr) if lw.multi_use(op) else expr
+
+
+# -- matmul and reductions into temporaries ---------------------------------------------------------
+
+
+def _work_dtype(op: KOp) -> DType:
+    """What a matmul or reduction accumulates in: f32 for floats, the result dtype for integers."""
+    assert op.type is not None
+    dt = op.type.dtype
+    return f32 if dt.is_float else dt
+
+
+@register(OpKind.MATMUL)
+def _matmul(lw: KernelLowering, op: KOp) -> Value:
+    m = mlir()
+    a, b = lw.readable(op.operands[0]), lw.readable(op.operands[1])
+    assert op.type is not None
+    work = _work_dtype(op)
+    out = temporary(TileType(op.type.shape, work))
+    m.linalg.fill(scalar_rules.const(work, 0.0 if work.is_float else 0), outs=[out.memref])
+    m.linalg.matmul(a.memref, b.memref, outs=[out.memref])
+    return _rounded(lw, op, out, op.type.dtype)
+
+
+def _reduce_into(lw: KernelLowering, op: KOp, out: View) -> None:
+    """Reduce ``op``'s operand into ``out`` (initialised here), which has ``op``'s kept dimensions."""
+    m = mlir()
+    x = lw.operand(op.operands[0]).value
+    axes: tuple[int, ...] = op.attr("axes")  # type: ignore[assignment]
+    assert op.type is not None and not isinstance(x, Scalar)
+    dt = op.type.dtype
+    space = x.type.shape
+    kept = tuple(d for d in range(len(space)) if d not in axes)
+    m.linalg.fill(scalar_rules.reduce_init(op.kind, dt), outs=[out.memref])
+
+    def combine(acc: object, elem: object) -> object:
+        return scalar_rules.reduce_step(op.kind, acc, elem, dt)
+
+    generic(x, out, reduce_space=space, out_dims=kept, combine=combine)
+
+
+@register(*REDUCE)
+def _reduce(lw: KernelLowering, op: KOp) -> Value:
+    m = mlir()
+    x = lw.operand(op.operands[0]).value
+    assert op.type is not None
+    if isinstance(x, Scalar):
+        return x  # a rank-0 reduction over no axes is the value itself
+    dt, work = op.type.dtype, _work_dtype(op)
+    t = TileType(op.type.shape, work)
+    if t.shape:
+        out = temporary(t)
+    else:  # over every axis: a rank-0 accumulator, read back as a scalar
+        out = View(m.memref.alloca(memref_type((), work), [], []), t, ())
+    _reduce_into(lw, op, out)
+    if not t.shape:
+        loaded = m.memref.load(out.memref, [])
+        return Scalar(scalar_rules.narrow(loaded, dt) if work != dt else loaded, dt)
+    return _rounded(lw, op, out, dt)
+
+
+def _rounded(lw: KernelLowering, op: KOp, acc: View, dt: DType) -> Value:
+    """The accumulator rounded to the op's dtype (fused into the consumer when it differs)."""
+    if acc.type.dtype == dt:
+        return acc
+
+    def element(args: list) -> object:
+        return scalar_rules.narrow(args[0], dt)
+
+    expr = Expr(element, (Slot(acc),), TileType(acc.type.shape, dt))
+    return materialize(expr) if lw.multi_use(op) else expr
+
+
+# -- computing straight into a store's destination ------------------------------------------------------
+
+
+def plan_stores_in_place(lw: KernelLowering) -> None:
+    """Find stores whose value a matmul or reduction can compute into the destination directly.
+
+    The value must be used by that store only, accumulate in the destination's
+    dtype (no rounding step), fill the region exactly (no broadcast, no
+    dropped dimension), and no other store may come between the ops involved.
+    For ``c[...] += a @ b`` the other addend must be a load of exactly the
+    region stored.
+    """
+    body = lw.kernel.body
+    stores = [i for i, op in enumerate(body) if op.kind is OpKind.STORE]
+    for i in stores:
+        s = body[i]
+        param, value = s.operands
+        index = s.attr("index")
+        if not isinstance(value, KOp) or lw.uses.get(id(value), 0) != 1:
+            continue
+        if index is not None and any(isinstance(it, int) for it in index):
+            continue
+        shape = param.type.shape if index is None else index_shape(index)
+        involved = _in_place_ops(lw, value, param, index, shape)
+        if not involved:
+            continue
+        first = min(lw.position[id(x)] for x in involved)
+        if any(first < j < i for j in stores):
+            continue
+        lw.into_store[id(s)] = value
+        lw.deferred |= {id(x) for x in involved if x.kind is not OpKind.LOAD}
+
+
+def _accumulates_exactly(op: KOp, param: Param) -> bool:
+    assert op.type is not None
+    return op.type.dtype == param.type.dtype and _work_dtype(op) == op.type.dtype
+
+
+def _in_place_ops(
+    lw: KernelLowering, value: KOp, param: Param, index: Index | None, shape: tuple[int, ...]
+) -> list[KOp]:
+    """The ops a store of ``value`` would compute in place, or [] when it cannot."""
+    if value.type is None or value.type.shape != shape or not _accumulates_exactly(value, param):
+        return []
+    if value.kind is OpKind.MATMUL or (value.kind in REDUCE and shape):
+        return [value]
+    if value.kind is not OpKind.ADD:
+        return []
+    for mm, other in (value.operands, value.operands[::-1]):
+        if (
+            isinstance(mm, KOp)
+            and mm.kind is OpKind.MATMUL
+            and lw.uses.get(id(mm), 0) == 1
+            and isinstance(other, KOp)
+            and other.kind is OpKind.LOAD
+            and other.operands[0] is param
+            and other.attr("index") == index
+            and _accumulates_exactly(mm, param)
+        ):
+            return [value, mm, other]
+    return []
+
+
+def store_in_place(lw: KernelLowering, store: KOp, region: Index) -> None:
+    """Emit a store planned by :func:`plan_stores_in_place`."""
+    m = mlir()
+    param: Param = store.operands[0]
+    value = lw.into_store[id(store)]
+    dest = destination(lw, param.name, store.attr("index"))
+    if value.kind in REDUCE:
+        slot = lw.operand(value.operands[0])
+        reads = [slot] if isinstance(slot.value, View) else leaves(slot.value)
+        lw.protect(param.name, region, reads, elementwise=False)
+        _reduce_into(lw, value, dest)
+        return
+    mm = value if value.kind is OpKind.MATMUL else next(x for x in value.operands if x.kind is OpKind.MATMUL)
+    a, b = lw.readable(mm.operands[0]), lw.readable(mm.operands[1])
+    lw.protect(param.name, region, [lw.operand(mm.operands[0]), lw.operand(mm.operands[1])], elementwise=False)
+    a, b = lw.operand(mm.operands[0]).value, lw.operand(mm.operands[1]).value
+    if value.kind is OpKind.MATMUL:
+        work = _work_dtype(mm)
+        m.linalg.fill(scalar_rules.const(work, 0.0 if work.is_float else 0), outs=[dest.memref])
+    m.linalg.matmul(a.memref, b.memref, outs=[dest.memref])

@@ -1,0 +1,160 @@
+"""What both levels share: the ``aie.device`` op, its tiles, the kernel functions and the cores.
+
+Everything placed comes from the Plan: the tile of every core, link and host
+end; nothing here chooses a location.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tilelang.backends.mlir import aie_ops
+from tilelang.backends.mlir._mlir import mlir
+from tilelang.backends.mlir.core_program import CoreEmitter, SyncLowering
+from tilelang.backends.mlir.enums import device_id
+from tilelang.backends.mlir.kernels import declare_extern, lower_kernel, stack_bytes
+from tilelang.errors import PlanError, TileLangError
+from tilelang.ir.design import Call, Core, walk
+from tilelang.ir.kernel import ExternKernel, Kernel
+from tilelang.ir.plan import Plan
+
+# Bytes the plan reserves for each core's stack at the bottom of its memory:
+# the planner's constant (mlir-aie's aie.core default stack_size, AIE_FACTS "aie.core").
+from tilelang.plan.resources import STACK_BYTES
+
+Coord = tuple[int, int]
+
+
+@dataclass
+class DeviceModule:
+    """An ``aie.device`` under construction.
+
+    Attributes:
+        plan: the plan being emitted.
+        block: the device's body block.
+        names: symbol names in use.
+        tiles: SSA value of every ``aie.tile``.
+        kernel_stack: bytes of stack temporaries each emitted kernel needs.
+    """
+
+    plan: Plan
+    block: object
+    names: aie_ops.Names
+    tiles: dict[Coord, object] = field(default_factory=dict)
+    kernel_stack: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def design(self):  # noqa: ANN201 - a Design
+        return self.plan.design
+
+    def tile(self, t: Coord) -> object:
+        return self.tiles[t]
+
+
+def open_device(plan: Plan, module: object) -> DeviceModule:
+    """Create ``aie.device`` in ``module`` (its body left open for the level to fill).
+
+    Raises:
+        TileLangError: mlir-aie has no device of that name.
+    """
+    m = mlir()
+    design = plan.design
+    try:
+        dev = device_id(design.device.name)
+    except KeyError:
+        raise TileLangError(
+            f"mlir-aie has no device {design.device.name!r}; the MLIR backend cannot target it"
+        ) from None
+    with m.ir.InsertionPoint(module.body):
+        op = aie_ops.create(
+            "aie.device", attrs={"device": aie_ops.i32(dev), "sym_name": aie_ops.string("main")}, regions=1
+        )
+    block = op.regions[0].blocks.append()
+    taken = {
+        x.name for x in (*design.params, *design.fifos, *design.cores, *design.links, *design.dmas, *design.kernels)
+    }
+    return DeviceModule(plan, block, aie_ops.Names(taken | {"main", "sequence"}))
+
+
+def plan_tiles(plan: Plan) -> set[Coord]:
+    """Every tile the plan puts something on: cores, links, fifo ends and shared buffers."""
+    out = set(plan.placement.values()) | set(plan.link_tiles.values())
+    for fp in plan.fifos.values():
+        out.add(fp.producer.tile)
+        out.update(c.tile for c in fp.consumers)
+        if fp.shared_tile is not None:
+            out.add(fp.shared_tile)
+    return out
+
+
+def emit_tiles(dm: DeviceModule, tiles: set[Coord]) -> None:
+    """``aie.tile`` for each tile, in (col, row) order."""
+    for c, r in sorted(tiles):
+        op = aie_ops.create(
+            "aie.tile", attrs={"col": aie_ops.i32(c), "row": aie_ops.i32(r)}, results=[aie_ops.index_type()]
+        )
+        dm.tiles[(c, r)] = op.result
+
+
+def emit_kernels(dm: DeviceModule) -> None:
+    """One ``func.func`` per kernel the cores call: a body in upstream dialects, or a private declaration for an extern kernel."""
+    for k in dm.design.kernels:
+        if isinstance(k, ExternKernel):
+            declare_extern(k.name, k.params)
+        elif isinstance(k, Kernel):
+            dm.kernel_stack[k.name] = stack_bytes(lower_kernel(k))
+
+
+def core_kernels(core: Core) -> list[str]:
+    """Names of the kernels a core calls, first use first."""
+    seen: list[str] = []
+    for s in walk(core.body):
+        if isinstance(s, Call) and s.kernel not in seen:
+            seen.append(s.kernel)
+    return seen
+
+
+def core_attrs(dm: DeviceModule, core: Core) -> dict[str, object]:
+    """``stack_size`` (as the plan reserved it) and ``link_with`` (the extern kernels' object file).
+
+    Raises:
+        PlanError: the core's kernels need more stack than the plan reserved.
+        TileLangError: the core calls extern kernels from different object files.
+    """
+    called = core_kernels(core)
+    need = max((dm.kernel_stack.get(k, 0) for k in called), default=0)
+    if need > STACK_BYTES:
+        worst = max(called, key=lambda k: dm.kernel_stack.get(k, 0))
+        raise PlanError(
+            f"core {core.name!r}: kernel {worst!r} needs {need} B of stack temporaries, the plan reserves a "
+            f"{STACK_BYTES} B stack per core; write results straight into tile parameters "
+            "(c[...] = a @ b, c[...] += a @ b, y[...] = tl.sum(x, axis=...)) or split the kernel"
+        )
+    objects = sorted(
+        {k.object_file for k in dm.design.kernels if k.name in called and isinstance(k, ExternKernel) and k.object_file}
+    )
+    if len(objects) > 1:
+        raise TileLangError(
+            f"core {core.name!r} calls extern kernels from {objects}; aie.core links one object file (link_with), "
+            "so put them in one archive or object"
+        )
+    attrs: dict[str, object] = {"stack_size": aie_ops.i32(STACK_BYTES)}
+    if objects:
+        attrs["link_with"] = aie_ops.string(objects[0])
+    return attrs
+
+
+def emit_core(dm: DeviceModule, core: Core, sync: SyncLowering) -> object:
+    """``aie.core`` on the core's planned tile, its body emitted through ``sync``."""
+    m = mlir()
+    tile = dm.tile(dm.plan.placement[core.name])
+    op = aie_ops.create("aie.core", [tile], core_attrs(dm, core), [aie_ops.index_type()], regions=1)
+    block = op.regions[0].blocks.append()
+    emitter = CoreEmitter(dm.design, core, sync, {k.name: k.name for k in dm.design.kernels})
+    bind = getattr(sync, "bind", None)
+    if bind is not None:
+        bind(emitter)
+    with m.ir.InsertionPoint(block):
+        emitter.run()
+        aie_ops.end()
+    return op

@@ -1,0 +1,93 @@
+"""The objectfifo level: the design as IRON writes it, for mlir-aie to lower.
+
+``aie.objectfifo`` per fifo between its planned producer and consumer tiles,
+``aie.objectfifo.link`` per memtile link, ``aie.core`` bodies with
+``aie.objectfifo.acquire``/``subview.access``/``release`` and ``func.call``s
+of the kernels, and the runtime sequence. Placement is the plan's; buffer
+addresses, locks, DMA programs and routes are left to mlir-aie's passes
+(``level="physical"`` carries the plan's own).
+"""
+
+from __future__ import annotations
+
+from tilelang.backends.mlir import aie_ops
+from tilelang.backends.mlir.bd import walk_of
+from tilelang.backends.mlir.device import DeviceModule, emit_core, emit_kernels, emit_tiles, plan_tiles
+from tilelang.backends.mlir.objectfifo_sync import ObjectFifoSync
+from tilelang.backends.mlir.runtime_sequence import emit_runtime_sequence
+from tilelang.backends.mlir.types import tile_memref_type
+from tilelang.errors import PlanError
+from tilelang.ir.design import Fifo, Link, LinkKind
+from tilelang.ir.plan import Plan
+
+
+def build_objectfifo_level(dm: DeviceModule) -> None:
+    """Fill the device's body at the current insertion point."""
+    plan, design = dm.plan, dm.design
+    emit_tiles(dm, plan_tiles(plan))
+    layouts = _stream_layouts(design.links)
+    for f in design.fifos:
+        _objectfifo(dm, f, layouts.get(f.name, ()))
+    for ln in design.links:
+        _link(ln)
+    emit_kernels(dm)
+    symbols = {f.name: f.name for f in design.fifos}
+    for core in design.cores:
+        emit_core(dm, core, ObjectFifoSync(design, symbols))
+    emit_runtime_sequence(plan, lambda mv: symbols[mv.fifo])
+    aie_ops.end()
+
+
+def _stream_layouts(links: tuple[Link, ...]) -> dict[str, tuple[tuple[int, int], ...]]:
+    """``dimensionsToStream`` of each fifo a forward link re-lays out (its memtile MM2S reads with the pattern).
+
+    Raises:
+        PlanError: a pattern with an offset or a repeat, which BD dimensions cannot express.
+    """
+    out = {}
+    for ln in links:
+        if ln.kind is not LinkKind.FORWARD or ln.pattern is None:
+            continue
+        walk = walk_of(ln.pattern, with_repeat=False)
+        if walk.offset or ln.pattern.repeat_count != 1:
+            raise PlanError(f"forward {ln.name!r}: a re-layout pattern with an offset or a repeat has no BD form")
+        out[ln.dsts[0]] = walk.dims
+    return out
+
+
+def _shares_memory(plan: Plan, fifo: str) -> bool:
+    """Whether mlir-aie would put this fifo in shared memory by itself (two cores that can share a memory)."""
+    fp = plan.fifos[fifo]
+    if len(fp.consumers) != 1:
+        return False
+    a, b = fp.producer, fp.consumers[0]
+    if not (a.agent.startswith("core:") and b.agent.startswith("core:")):
+        return False
+    dev = plan.device
+    return bool(set(dev.shared_memory_tiles(a.tile)) & set(dev.shared_memory_tiles(b.tile)))
+
+
+def _objectfifo(dm: DeviceModule, f: Fifo, layout: tuple[tuple[int, int], ...]) -> None:
+    fp = dm.plan.fifos[f.name]
+    operands = [dm.tile(fp.producer.tile)] + [dm.tile(c.tile) for c in fp.consumers]
+    attrs = {
+        "sym_name": aie_ops.string(f.name),
+        "elemNumber": aie_ops.i32(f.depth),
+        "elemType": aie_ops.type_attr(aie_ops.objectfifo_type(tile_memref_type(f.elem))),
+        "dimensionsToStream": aie_ops.bd_dims(layout),
+        "dimensionsFromStreamPerConsumer": aie_ops.bd_dims_per_consumer(len(fp.consumers)),
+    }
+    if not fp.shared and _shares_memory(dm.plan, f.name):
+        attrs["via_DMA"] = aie_ops.boolean(True)  # the plan streams it; mlir-aie would share it
+    aie_ops.create("aie.objectfifo", operands, attrs)
+
+
+def _link(ln: Link) -> None:
+    offsets = list(ln.offsets)
+    attrs = {
+        "fifoIns": aie_ops.symbols(ln.srcs),
+        "fifoOuts": aie_ops.symbols(ln.dsts),
+        "src_offsets": aie_ops.i64_list(offsets if ln.kind is LinkKind.JOIN else []),
+        "dst_offsets": aie_ops.i64_list(offsets if ln.kind is LinkKind.SPLIT else []),
+    }
+    aie_ops.create("aie.objectfifo.link", attrs=attrs)

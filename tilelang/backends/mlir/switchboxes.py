@@ -1,0 +1,145 @@
+"""The plan's routes as stream-switch settings: ``aie.switchbox`` / ``aie.shim_mux`` with ``aie.connect``.
+
+A route is a tree of neighbour links from its source's MM2S channel to each
+destination's S2MM channel. The plan chooses the links; which of a link's
+channels a flow takes is not a choice that matters (channel ``k`` of a
+master port feeds channel ``k`` of the neighbour's facing slave port, and a
+switch connects any slave to any master), so flows take the lowest free
+channel of each link, in a fixed order: routes by name, links from the source
+outward. A tile's switchbox then connects, for every flow through it, the
+slave port the flow arrives on to each master port it leaves on (several for a
+broadcast). A shim DMA reaches its switchbox through the shim mux on a fixed
+port (enums.SHIM_MUX_PORT).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from tilelang.backends.mlir import aie_ops
+from tilelang.backends.mlir._mlir import mlir
+from tilelang.backends.mlir.device import DeviceModule
+from tilelang.backends.mlir.enums import SHIM_MUX_PORT, WIRE_BUNDLE
+from tilelang.errors import PlanError
+from tilelang.ir.plan import FifoEnd, Route
+
+Coord = tuple[int, int]
+Port = tuple[str, int]  # (bundle name, channel)
+Connect = tuple[Port, Port]  # (slave port in, master port out)
+
+#: (dc, dr) of a link -> (master bundle at its source, slave bundle at its destination).
+LINK_BUNDLES = {
+    (0, 1): ("North", "South"),
+    (0, -1): ("South", "North"),
+    (1, 0): ("East", "West"),
+    (-1, 0): ("West", "East"),
+}
+
+
+def route_tiles(dm: DeviceModule) -> set[Coord]:
+    """Every tile a route passes through."""
+    out: set[Coord] = set()
+    for r in dm.plan.routes.values():
+        out.add(r.source)
+        out.update(r.dests)
+        for a, b in r.links:
+            out.update((a, b))
+    return out
+
+
+def _ordered_links(route: Route) -> list[tuple[Coord, Coord]]:
+    """The route's links breadth first from its source (a fixed order)."""
+    children: dict[Coord, list[Coord]] = {}
+    for a, b in route.links:
+        children.setdefault(a, []).append(b)
+    out, queue = [], deque([route.source])
+    while queue:
+        t = queue.popleft()
+        for c in sorted(children.get(t, [])):
+            out.append((t, c))
+            queue.append(c)
+    return out
+
+
+def _end_at(dm: DeviceModule, fifo: str, tile: Coord) -> FifoEnd:
+    fp = dm.plan.fifos[fifo]
+    for e in fp.consumers:
+        if e.tile == tile:
+            return e
+    raise PlanError(f"route {fifo!r} reaches {tile}, where the fifo has no consumer")
+
+
+def _dma_port(dm: DeviceModule, tile: Coord, direction: str, channel: int) -> Port:
+    """The switchbox port a DMA channel meets: the DMA bundle, or on a shim the mux's port."""
+    if dm.plan.device.tile_kind(tile) == "shim":
+        return ("South", SHIM_MUX_PORT[(direction, channel)])
+    return ("DMA", channel)
+
+
+def connections(dm: DeviceModule) -> tuple[dict[Coord, list[Connect]], dict[Coord, list[Connect]]]:
+    """(switchbox connects, shim mux connects) per tile for every route of the plan.
+
+    Raises:
+        PlanError: a route is not a tree from its source, misses a consumer, or
+            a link carries more flows than it has channels.
+    """
+    device = dm.plan.device
+    taken: dict[tuple[Coord, Coord], int] = {}
+    boxes: dict[Coord, list[Connect]] = {}
+    muxes: dict[Coord, list[Connect]] = {}
+    for name in sorted(dm.plan.routes):
+        route = dm.plan.routes[name]
+        fp = dm.plan.fifos[name]
+        src_ch = fp.producer.channel
+        if src_ch is None:
+            raise PlanError(f"route {name!r}: its producer has no DMA channel")
+        arrive: dict[Coord, Port] = {route.source: _dma_port(dm, route.source, "mm2s", src_ch)}
+        if device.tile_kind(route.source) == "shim":
+            muxes.setdefault(route.source, []).append((("DMA", src_ch), ("North", SHIM_MUX_PORT[("mm2s", src_ch)])))
+        for a, b in _ordered_links(route):
+            step = (b[0] - a[0], b[1] - a[1])
+            if step not in LINK_BUNDLES or a not in arrive:
+                raise PlanError(f"route {name!r}: link {a}->{b} does not continue a path from {route.source}")
+            k = taken.get((a, b), 0)
+            cap = device.link_capacity(a, b)
+            if k >= cap:
+                raise PlanError(f"route {name!r}: link {a}->{b} has {cap} channels, all taken")
+            taken[(a, b)] = k + 1
+            out_bundle, in_bundle = LINK_BUNDLES[step]
+            boxes.setdefault(a, []).append((arrive[a], (out_bundle, k)))
+            arrive[b] = (in_bundle, k)
+        for d in route.dests:
+            if d not in arrive:
+                raise PlanError(f"route {name!r} does not reach its destination {d}")
+            end = _end_at(dm, name, d)
+            if end.channel is None:
+                raise PlanError(f"route {name!r}: the consumer at {d} has no DMA channel")
+            boxes.setdefault(d, []).append((arrive[d], _dma_port(dm, d, "s2mm", end.channel)))
+            if device.tile_kind(d) == "shim":
+                muxes.setdefault(d, []).append((("North", SHIM_MUX_PORT[("s2mm", end.channel)]), ("DMA", end.channel)))
+    return boxes, muxes
+
+
+def emit_switchboxes(dm: DeviceModule) -> None:
+    """``aie.switchbox`` and ``aie.shim_mux`` ops with the plan's connections."""
+    boxes, muxes = connections(dm)
+    for tile in sorted(boxes):
+        _box("aie.switchbox", dm.tile(tile), boxes[tile])
+    for tile in sorted(muxes):
+        _box("aie.shim_mux", dm.tile(tile), muxes[tile])
+
+
+def _box(kind: str, tile: object, conns: list[Connect]) -> None:
+    m = mlir()
+    op = aie_ops.create(kind, [tile], results=[aie_ops.index_type()], regions=1)
+    block = op.regions[0].blocks.append()
+    with m.ir.InsertionPoint(block):
+        for (sb, sc), (db, dc) in conns:
+            attrs = {
+                "source_bundle": aie_ops.i32(WIRE_BUNDLE[sb]),
+                "source_channel": aie_ops.i32(sc),
+                "dest_bundle": aie_ops.i32(WIRE_BUNDLE[db]),
+                "dest_channel": aie_ops.i32(dc),
+            }
+            aie_ops.create("aie.connect", attrs=attrs)
+        aie_ops.end()
