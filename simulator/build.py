@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator.core import CoreRunner
-from simulator.cost import ddr_bytes_per_cycle, stream_bytes_per_cycle
+from simulator.contention import Contention
+from simulator.core import CoreRunner, CostFn
+from simulator.cost import CallTiming, call_timing, ddr_bytes_per_cycle, stream_bytes_per_cycle
 from simulator.dma import Channel, Flow, HostSink, HostSource, RingSink, RingSource
 from simulator.engine import Engine
 from simulator.host import Host, HostMove
@@ -18,6 +19,7 @@ from simulator.network import Busy, Network
 from simulator.result import Trace
 from tilelang.errors import SimulationError
 from tilelang.ir.design import Design, Fifo, Link, LinkKind
+from tilelang.ir.kernel import Kernel
 from tilelang.ir.plan import Coord, FifoEnd, Plan
 from tilelang.ir.verify import core_ports
 
@@ -60,6 +62,7 @@ class World:
         self.flows: list[Flow] = []
         self.host = Host(self.engine, lambda m: None)
         self.host_track = -1
+        self.contention = Contention(set())
         self._check_plan()
         for ln in self.design.links:
             self._link(ln)
@@ -82,13 +85,15 @@ class World:
         if missing:
             raise SimulationError(f"the plan does not cover {missing}; plan the design again")
 
-    def _depth(self, fifo: Fifo, agent: str | None) -> int:
-        planned = len(self.plan.buffers_of(fifo.name, agent))
-        return planned if planned else fifo.depth
-
     def _ring(self, fifo: Fifo, agent: str | None, tile: Coord | None) -> Ring:
         where = agent if agent is not None else "shared"
-        ring = Ring(self.engine, fifo.name, where, fifo.elem, self._depth(fifo, agent), tile)
+        placed = self.plan.buffers_of(fifo.name, agent)
+        ring = Ring(self.engine, fifo.name, where, fifo.elem, len(placed) or fifo.depth, tile)
+        if placed:
+            # Memory banks per slot, for bank conflicts (compute tiles only: memtile banks
+            # are 16 and interleaved, [AM020] "AIE-ML Memory Tile Memory"; not modelled).
+            ring.banks = [(b.tile, b.bank) if self.device.tile_kind(b.tile) == "compute" else None for b in placed]
+            self.contention.watched.update(k for k in ring.banks if k is not None)
         self.rings[ring.name] = ring
         return ring
 
@@ -180,7 +185,7 @@ class World:
         tracks += [self.link_tracks[ln] for ln in links if ln in self.link_tracks]
         flow = Flow(f.name, source, sinks, f.elem.nbytes, channels, route, rate,
                     self.ddr if shim else None, fp.producer.agent == "host",
-                    [self.link_busy[ln] for ln in links], tracks)
+                    [self.link_busy[ln] for ln in links], tracks, self.contention)
         self.flows.append(flow)
 
     # -- cores and host ----------------------------------------------------------------
@@ -196,8 +201,23 @@ class World:
             track = -1
             if self.trace is not None:
                 track = self.trace.track("cores", f"{c.name} {self.plan.placement[c.name]}")
-            out.append(CoreRunner(c, sides, kernels, self.device, self.timed, self.trace, track))
+            out.append(CoreRunner(c, sides, kernels, self._call_cost, self.timed, self.trace, track,
+                                  self.contention if self.contention.watched else None))
         return out
+
+    def _call_cost(self, kernel: Kernel, elems: list[tuple[str, Side, int]]) -> CostFn:
+        """The timing of a call of ``kernel`` on these element arguments, given their buffer slots."""
+        device = self.device
+
+        def cost(slots: tuple[int, ...]) -> CallTiming:
+            bank_of = {}
+            for (name, side, _), slot in zip(elems, slots, strict=True):
+                banks = side.ring.banks
+                if banks is not None and banks[slot] is not None:
+                    bank_of[name] = banks[slot]
+            return call_timing(kernel, device, bank_of)
+
+        return cost
 
     def _moves(self) -> None:
         for d in self.design.dmas:

@@ -5,29 +5,37 @@ until the fifo side can grant it; ``release`` hands buffers back at once; a
 kernel call computes its numpy semantics on the held buffers in place and
 takes the cost model's cycles as one event. Lock operations and loop control
 take no cycles of their own: the per-call overhead covers them (cost.py).
+
+The body is flattened once into a list of instructions with explicit loop
+jumps, so the process is one generator frame (no generator per loop level).
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from simulator.cost import extern_cycles, kernel_cycles
-from simulator.engine import Engine, Process
+from simulator.contention import Contention
+from simulator.cost import CallTiming, extern_cycles
+from simulator.engine import Engine, Process, Waiting
+from simulator.kernels import CompiledKernel
 from simulator.memory import ReaderSide, WriterSide
 from simulator.result import Trace
-from tilelang.devices import Device
 from tilelang.errors import SimulationError
 from tilelang.frontend.calls import run_extern
-from tilelang.ir import semantics
 from tilelang.ir.design import Acquire, Call, ConstArg, Core, ElemArg, Loop, LoopVarArg, Release, Stmt
 from tilelang.ir.kernel import AnyKernel, ExternKernel, Kernel
 
 Side = WriterSide | ReaderSide
+#: Timing of one call given the buffer slot each element argument refers to.
+CostFn = Callable[[tuple[int, ...]], CallTiming]
+#: Makes a call's CostFn from its kernel and its element arguments' (parameter name, side, index).
+CostFactory = Callable[[Kernel, list[tuple[str, "WriterSide | ReaderSide", int]]], CostFn]
 
-_ELEM, _CONST, _LOOP = 0, 1, 2
+# Instruction opcodes of a flattened core body.
+_ACQUIRE, _RELEASE, _CALL, _LOOP, _NEXT = range(5)
 
 
 @dataclass
@@ -52,51 +60,88 @@ class CoreStats:
         return self.busy / total if total else 0.0
 
 
-class _CallPlan:
-    """A call with its arguments resolved against the core's fifo sides."""
+class AcquireWait(Waiting):
+    """A core blocked in ``acquire``: the sentence for a deadlock report."""
 
-    __slots__ = ("args", "cycles", "kernel", "name")
+    __slots__ = ("side", "stmt")
 
-    def __init__(self, call: Call, kernel: AnyKernel, sides: dict[str, Side], device: Device, timed: bool) -> None:
+    def __init__(self, side: Side, stmt: Acquire) -> None:
+        self.side = side
+        self.stmt = stmt
+
+    def text(self) -> str:
+        s, ring = self.stmt, self.side.ring
+        what = "data" if isinstance(self.side, ReaderSide) else "a free buffer"
+        return f"acquire({s.n}) of fifo {s.fifo!r} ({s.port.value}) waits for {what}: {ring.state()}"
+
+
+class CallPlan:
+    """A call with its arguments resolved against the core's fifo sides.
+
+    Attributes:
+        name: the kernel's name (the trace span's label).
+        elems: the (parameter name, side, index) of every element argument, in order.
+    """
+
+    __slots__ = ("_args", "_compiled", "_cost", "_costs", "_elem_pos", "elems", "kernel", "name", "user_errors")
+
+    def __init__(self, call: Call, kernel: AnyKernel, sides: dict[str, Side], cost: CostFactory | None) -> None:
         self.kernel = kernel
         self.name = kernel.name
-        self.args: list[tuple[str, int, object, object]] = []
-        for p, a in zip(kernel.params, call.args, strict=True):
+        self._compiled = CompiledKernel(kernel) if isinstance(kernel, Kernel) else None
+        self._costs: dict[tuple[int, ...], CallTiming] = {}
+        # The simulation runs with numpy's floating-point warnings off (the IR's kernels
+        # ignore them); a user's extern reference runs with the settings the user had.
+        self.user_errors = np.geterr()
+        # Argument template: arrays fixed once (constants), filled per call otherwise.
+        self._args: list[np.ndarray | None] = []
+        self._elem_pos: list[tuple[int, object, int]] = []  # (arg position, side, index) or loop vars
+        self.elems: list[tuple[str, Side, int]] = []
+        for i, (p, a) in enumerate(zip(kernel.params, call.args, strict=True)):
             if isinstance(a, ElemArg):
-                self.args.append((p.name, _ELEM, sides[a.fifo], a.index))
+                self._args.append(None)
+                self._elem_pos.append((i, sides[a.fifo], a.index))
+                self.elems.append((p.name, sides[a.fifo], a.index))
             elif isinstance(a, ConstArg):
-                self.args.append((p.name, _CONST, np.asarray(a.value, dtype=a.dtype.numpy), None))
+                self._args.append(np.asarray(a.value, dtype=a.dtype.numpy))
             elif isinstance(a, LoopVarArg):
-                self.args.append((p.name, _LOOP, a.depth, a.dtype.numpy))
+                self._args.append(None)
+                self._elem_pos.append((i, a.dtype.numpy, -1 - a.depth))
             else:  # pragma: no cover - the IR has no other argument kind
-                raise SimulationError(f"unknown argument {a!r}")
-        self.cycles = kernel_cycles(kernel, device) if timed and isinstance(kernel, Kernel) else None
+                raise SimulationError(f"unknown argument {a!r} of parameter {p.name!r}")
+        self._cost = cost(kernel, self.elems) if cost is not None and isinstance(kernel, Kernel) else None
 
-    def values(self, loopvars: list[int]) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        for name, kind, a, b in self.args:
-            if kind == _ELEM:
-                side: Side = a  # type: ignore[assignment]
-                out[name] = side.ring.buf[side.slot(b)]  # type: ignore[arg-type]
-            elif kind == _CONST:
-                out[name] = a  # type: ignore[assignment]
+    def execute(self, loopvars: list[int], timed: bool) -> tuple[int, CallTiming | None]:
+        """Compute the call in place; return its cycles (0 when not timed) and, for a
+        traced kernel, its timing (banks included).
+
+        Call it with numpy's floating-point warnings silenced (``simulate`` does).
+        """
+        args = list(self._args)
+        slots = []
+        for i, src, idx in self._elem_pos:
+            if idx >= 0:
+                side: Side = src  # type: ignore[assignment]
+                s = side.slot(idx)
+                slots.append(s)
+                args[i] = side.ring.buf[s]
             else:
-                out[name] = np.asarray(loopvars[a], dtype=b)  # type: ignore[index]
-        return out
-
-    def execute(self, loopvars: list[int], timed: bool) -> int:
-        """Compute the call in place; return its cycles."""
-        values = self.values(loopvars)
-        k = self.kernel
-        if isinstance(k, Kernel):
-            semantics.run(k, values)
-            return self.cycles or 0
-        assert isinstance(k, ExternKernel)
-        ordered = [values[p.name] for p in k.params]
-        run_extern(k, ordered)
+                args[i] = np.asarray(loopvars[-1 - idx], dtype=src)  # type: ignore[call-overload]
+        if self._compiled is not None:
+            self._compiled.run_quiet(args)  # type: ignore[arg-type]
+            if not timed:
+                return 0, None
+            key = tuple(slots)
+            t = self._costs.get(key)
+            if t is None:
+                t = self._costs[key] = self._cost(key)  # type: ignore[misc]
+            return t.cycles, t
+        k: ExternKernel = self.kernel  # type: ignore[assignment]
+        with np.errstate(**self.user_errors):
+            run_extern(k, args)
         if not timed:
-            return 0
-        return extern_cycles(k, tuple(v if v.ndim else v[()] for v in ordered))
+            return 0, None
+        return extern_cycles(k, tuple(v if v.ndim else v[()] for v in args)), None  # type: ignore[union-attr]
 
 
 class CoreRunner:
@@ -105,71 +150,108 @@ class CoreRunner:
     Attributes:
         core: the core.
         stats: its busy and stall cycles.
+        program: the flattened body.
+        calls: every call of the body, in order.
     """
 
-    def __init__(self, core: Core, sides: dict[str, Side], kernels: dict[str, AnyKernel], device: Device,
-                 timed: bool, trace: Trace | None, track: int) -> None:
+    def __init__(self, core: Core, sides: dict[str, Side], kernels: dict[str, AnyKernel],
+                 cost: CostFactory | None, timed: bool, trace: Trace | None, track: int,
+                 contention: Contention | None = None) -> None:
         self.core = core
+        self.contention = contention
         self.sides = sides
         self.timed = timed
         self.trace = trace
         self.track = track
         self.stats = CoreStats()
-        self.plans: dict[int, _CallPlan] = {}
-        self._prepare(core.body, kernels, device)
+        self.calls: list[CallPlan] = []
+        self.program: list[tuple] = []
+        self.depth = 0
+        self._flatten(core.body, kernels, cost, 0)
 
-    def _prepare(self, body: tuple[Stmt, ...], kernels: dict[str, AnyKernel], device: Device) -> None:
+    def _flatten(self, body: tuple[Stmt, ...], kernels: dict[str, AnyKernel], cost: CostFactory | None,
+                 depth: int) -> None:
+        prog = self.program
         for s in body:
-            if isinstance(s, Loop):
-                self._prepare(s.body, kernels, device)
+            if isinstance(s, Acquire):
+                side = self.sides[s.fifo]
+                prog.append((_ACQUIRE, side, s.n, AcquireWait(side, s), s.fifo))
+            elif isinstance(s, Release):
+                prog.append((_RELEASE, self.sides[s.fifo], s.n))
             elif isinstance(s, Call):
-                self.plans[id(s)] = _CallPlan(s, kernels[s.kernel], self.sides, device, self.timed)
-
-    def run(self, proc: Process, engine: Engine) -> Generator[object, None, None]:
-        """The process body."""
-        yield from self._body(self.core.body, [], proc, engine)
-
-    def _body(self, body: tuple[Stmt, ...], loopvars: list[int], proc: Process,
-              engine: Engine) -> Generator[object, None, None]:
-        for s in body:
-            cls = s.__class__
-            if cls is Acquire:
-                side = self.sides[s.fifo]  # type: ignore[union-attr]
-                if not side.try_acquire(s.n):  # type: ignore[union-attr]
-                    yield from self._stall(side, s, proc, engine)  # type: ignore[arg-type]
-            elif cls is Release:
-                self.sides[s.fifo].release(s.n)  # type: ignore[union-attr]
-            elif cls is Call:
-                plan = self.plans[id(s)]
-                cycles = plan.execute(loopvars, self.timed)
-                self.stats.calls += 1
-                if cycles:
-                    self.stats.busy += cycles
-                    if self.trace is not None:
-                        self.trace.add(self.track, plan.name, engine.now, cycles)
-                    proc.why = f"running kernel {plan.name!r}"
-                    yield cycles
+                plan = CallPlan(s, kernels[s.kernel], self.sides, cost if self.timed else None)
+                self.calls.append(plan)
+                name_id = self.trace.name_id(plan.name) if self.trace is not None else 0
+                prog.append((_CALL, plan, name_id))
             else:
                 loop: Loop = s  # type: ignore[assignment]
-                loopvars.append(0)
-                for i in range(loop.start, loop.stop, loop.step):
-                    loopvars[-1] = i
-                    yield from self._body(loop.body, loopvars, proc, engine)
-                loopvars.pop()
+                self.depth = max(self.depth, depth + 1)
+                head = len(prog)
+                prog.append([_LOOP, depth, loop.start, loop.stop, loop.step, 0])
+                self._flatten(loop.body, kernels, cost, depth + 1)
+                prog.append((_NEXT, depth, head))
+                prog[head][5] = len(prog)  # where an empty or finished loop continues
+                prog[head] = tuple(prog[head])
 
-    def _stall(self, side: Side, s: Acquire, proc: Process, engine: Engine) -> Generator[object, None, None]:
-        t0 = engine.now
-        ring = side.ring
-        reading = isinstance(side, ReaderSide)
-        signal = ring.data if reading else ring.space
-        what = "data" if reading else "a free buffer"
-        while not side.try_acquire(s.n):
-            proc.why = (f"acquire({s.n}) of fifo {s.fifo!r} ({s.port.value}) waits for {what}: "
-                        f"{ring.state()}")
-            yield signal
-        waited = engine.now - t0
+    def run(self, proc: Process, engine: Engine) -> Generator[object, None, None]:
+        """The process body: the flattened program, one instruction at a time."""
+        prog, n = self.program, len(self.program)
+        loopvars = [0] * self.depth
+        stats, timed, trace, track = self.stats, self.timed, self.trace, self.track
+        contention = self.contention
+        pc = 0
+        while pc < n:
+            ins = prog[pc]
+            op = ins[0]
+            pc += 1
+            if op == _ACQUIRE:
+                side, k = ins[1], ins[2]
+                if not side.try_acquire(k):
+                    t0 = engine.now
+                    signal = side.wait_signal
+                    proc.why = ins[3]
+                    while not side.try_acquire(k):
+                        yield signal
+                    self._stalled(ins[4], t0, engine.now)
+            elif op == _RELEASE:
+                ins[1].release(ins[2])
+            elif op == _CALL:
+                plan = ins[1]
+                cycles, timing = plan.execute(loopvars, timed)
+                stats.calls += 1
+                if cycles:
+                    start = engine.now
+                    proc.why = "running kernel"
+                    if timing is not None and contention is not None and timing.banks:
+                        running = contention.call_started(start, timing)
+                        yield cycles
+                        while running.end > engine.now:  # the DMA took bank cycles meanwhile
+                            yield running.end - engine.now
+                        cycles = engine.now - start
+                    else:
+                        yield cycles
+                    stats.busy += cycles
+                    if trace is not None:
+                        trace.add_span(track, ins[2], start, cycles)
+            elif op == _LOOP:
+                _, d, start, stop, step, end = ins
+                if (step > 0 and start < stop) or (step < 0 and start > stop):
+                    loopvars[d] = start
+                else:
+                    pc = end
+            else:
+                _, d, head = ins
+                _, _, _, stop, step, _ = prog[head]
+                i = loopvars[d] + step
+                if (step > 0 and i < stop) or (step < 0 and i > stop):
+                    loopvars[d] = i
+                    pc = head + 1
+
+    def _stalled(self, fifo: str, t0: int, t1: int) -> None:
+        waited = t1 - t0
         if waited:
-            self.stats.stall += waited
-            self.stats.stalls[s.fifo] = self.stats.stalls.get(s.fifo, 0) + waited
+            st = self.stats
+            st.stall += waited
+            st.stalls[fifo] = st.stalls.get(fifo, 0) + waited
             if self.trace is not None:
-                self.trace.add(self.track, f"stall {s.fifo}", t0, waited)
+                self.trace.add(self.track, f"stall {fifo}", t0, waited)

@@ -18,6 +18,10 @@ Sources (short names used in the comments):
            4-deep FIFO and 2-cycle latency per port, 4 cycles per stream switch.
   [UG1079] AI Engine kernel guide: streams 32 bits per cycle; multicast sends
            only when every destination is ready.
+  [AM020]  also "AIE-ML Memory Module": eight 128-bit single-port banks, round-robin
+           arbitration per bank, one request per cycle, others stall and retry.
+  [UG1076] AI Engine tools guide, "Profiling for Memory Modules": memory conflicts
+           when the same core's two read ports, or two agents, hit one bank.
 Constants marked "fitted" are set from the figure named and are therefore not
 validated by it (docs/simulator.md, accuracy table, says which figures test).
 """
@@ -25,13 +29,13 @@ validated by it (docs/simulator.md, accuracy table, says which figures test).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
 
 from tilelang.devices import Device
 from tilelang.errors import SimulationError
 from tilelang.ir.dtypes import DType
-from tilelang.ir.kernel import AnyKernel, ExternKernel, Kernel, KOp, OpKind, Param
+from tilelang.ir.kernel import AnyKernel, ExternKernel, Kernel, KOp, OpKind, Param, index_shape
 
 # -- core ---------------------------------------------------------------------------
 
@@ -52,6 +56,9 @@ CALL_OVERHEAD = 8
 MATMUL_BLOCK_OVERHEAD = 8
 #: Output register blocking of a matmul kernel: 2 x 2 intrinsic tiles, as the
 #: mlir-aie matmul kernels (``mm.cc``) unroll; it sets how often A and B are re-read.
+#: Its four accumulators also hide the two-cycle latency of a floating-point MAC
+#: ([UG1603] "Floating-Point Operations"; [AM020] "Floating-Point Vector Unit": several
+#: accumulator registers allow back-to-back MACs), so bf16 MACs issue every cycle.
 MATMUL_REG_BLOCK = 2
 #: Vector-slot cycles per element group of ``exp``: estimate, unconfirmed (AIE2 has
 #: no exp instruction; it is a lookup plus polynomial, taken as 4 vector ops).
@@ -62,6 +69,15 @@ FDIV_VECTOR_OPS = 3
 #: Estimate, unconfirmed (a 32-bit shift-subtract divide step per bit is ~32 cycles;
 #: taken as 16 with early exit).
 IDIV_SCALAR_CYCLES = 16
+
+#: Bytes one data-memory bank serves per cycle: one 256-bit access ([AM020] "Memory
+#: Arbitration": one request per bank per cycle; the programmer-view bank is two
+#: interleaved 128-bit banks, [AM020] "AIE-ML Tile Architecture").
+BANK_BYTES_PER_CYCLE = 32
+#: Bytes a tile DMA channel moves per data-memory access. Derived: [AM020] gives the
+#: memory tile DMA 128-bit memory interfaces and calls it "similar to the AI Engine
+#: tile DMA"; no figure for the compute-tile DMA itself was found.
+DMA_ACCESS_BYTES = 16
 
 # -- data movement --------------------------------------------------------------------
 
@@ -109,13 +125,19 @@ def flow_latency(hops: int) -> int:
 
 @dataclass
 class Slots:
-    """Cycles one kernel occupies each VLIW slot, plus cycles nothing overlaps."""
+    """Cycles one kernel occupies each VLIW slot, plus cycles nothing overlaps.
+
+    ``access`` counts the bytes the loads and stores move per tile parameter, so
+    that a call whose parameters share a memory bank can be charged for it
+    (:func:`call_timing`).
+    """
 
     load: float = 0.0
     store: float = 0.0
     vector: float = 0.0
     mac: float = 0.0
     fixed: float = 0.0
+    access: dict[str, float] = field(default_factory=dict)
 
     def add(self, other: Slots) -> None:
         self.load += other.load
@@ -123,10 +145,16 @@ class Slots:
         self.vector += other.vector
         self.mac += other.mac
         self.fixed += other.fixed
+        for name, nbytes in other.access.items():
+            self.access[name] = self.access.get(name, 0.0) + nbytes
+
+    def busiest(self) -> float:
+        """Cycles of the busiest slot."""
+        return max(self.load, self.store, self.vector, self.mac)
 
     def cycles(self) -> int:
         """The call's cycles without the call overhead: fixed plus the busiest slot."""
-        return math.ceil(self.fixed + max(self.load, self.store, self.vector, self.mac))
+        return math.ceil(self.fixed + self.busiest())
 
 
 @dataclass(frozen=True)
@@ -174,7 +202,8 @@ def _const(op: KOp, ctx: OpContext) -> Slots:
 @impl(OpKind.LOAD)
 def _load(op: KOp, ctx: OpContext) -> Slots:
     assert op.type is not None
-    return Slots(load=op.type.nbytes / LOAD_BYTES_PER_CYCLE)
+    nbytes = op.type.nbytes
+    return Slots(load=nbytes / LOAD_BYTES_PER_CYCLE, access={op.operands[0].name: nbytes})  # type: ignore[union-attr]
 
 
 @impl(OpKind.STORE)
@@ -182,11 +211,9 @@ def _store(op: KOp, ctx: OpContext) -> Slots:
     value = op.operands[1]
     param = op.operands[0]
     index = op.attr("index")
-    from tilelang.ir.kernel import index_shape
-
-    shape = index_shape(index) if index is not None else param.type.shape
-    n = math.prod(shape)
-    return Slots(store=n * _operand_dtype(value).bytes / STORE_BYTES_PER_CYCLE)
+    shape = index_shape(index) if index is not None else param.type.shape  # type: ignore[union-attr, arg-type]
+    nbytes = math.prod(shape) * _operand_dtype(value).bytes
+    return Slots(store=nbytes / STORE_BYTES_PER_CYCLE, access={param.name: nbytes})  # type: ignore[union-attr]
 
 
 @impl(OpKind.NEG, OpKind.ABS, OpKind.RELU, OpKind.MAX, OpKind.MIN, OpKind.WHERE, OpKind.SLICE,
@@ -269,9 +296,17 @@ def _matmul(op: KOp, ctx: OpContext) -> Slots:
     a_reads = max(1, math.ceil(n / (rb * n0)))
     b_reads = max(1, math.ceil(m / (rb * m0)))
     # The IR's own loads read A and B once; the kernel re-reads them per block row/column.
-    extra = (a_reads - 1) * m * k * dt.bytes + (b_reads - 1) * k * n * dt.bytes
+    extra_a = (a_reads - 1) * m * k * dt.bytes
+    extra_b = (b_reads - 1) * k * n * dt.bytes
     blocks = math.ceil(m / (rb * m0)) * math.ceil(n / (rb * n0))
-    return Slots(mac=m * k * n / macs, load=extra / LOAD_BYTES_PER_CYCLE, fixed=blocks * MATMUL_BLOCK_OVERHEAD)
+    access: dict[str, float] = {}
+    for x, nbytes in ((a, extra_a), (b, extra_b)):
+        # Re-reads hit the loaded parameter's buffer (a computed operand lives in registers).
+        if isinstance(x, KOp) and x.kind is OpKind.LOAD and nbytes:
+            name = x.operands[0].name  # type: ignore[union-attr]
+            access[name] = access.get(name, 0.0) + nbytes
+    return Slots(mac=m * k * n / macs, load=(extra_a + extra_b) / LOAD_BYTES_PER_CYCLE,
+                 fixed=blocks * MATMUL_BLOCK_OVERHEAD, access=access)
 
 
 def _fused_adds(kernel: Kernel) -> frozenset[int]:
@@ -306,8 +341,46 @@ def kernel_slots(kernel: Kernel, device: Device) -> Slots:
 
 
 def kernel_cycles(kernel: Kernel, device: Device) -> int:
-    """Cycles of one call of a traced kernel: overhead + fixed + busiest slot."""
+    """Cycles of one call of a traced kernel: overhead + fixed + busiest slot (banks not known)."""
     return CALL_OVERHEAD + kernel_slots(kernel, device).cycles()
+
+
+@dataclass(frozen=True)
+class CallTiming:
+    """One call's cycles once its parameters' memory banks are known.
+
+    Attributes:
+        cycles: the call's cycles.
+        bound: cycles of the busiest resource (slot or bank) during the call's body.
+        banks: cycles each memory bank the call touches is busy serving it.
+    """
+
+    cycles: int
+    bound: float
+    banks: dict[Hashable, float]
+
+
+def call_timing(kernel: Kernel, device: Device, bank_of: Mapping[str, Hashable]) -> CallTiming:
+    """The cycles of one call whose tile parameters live in the banks ``bank_of`` names.
+
+    A bank serves one access per cycle ([AM020] "Memory Arbitration": round-robin,
+    one request per bank per cycle, the others stall and retry), and a 256-bit
+    load or store is one access of a programmer-view bank (two interleaved
+    128-bit banks, [AM020] "AIE-ML Tile Architecture"). So the loads and stores
+    a kernel makes to one bank take at least bytes / 32 cycles: two parameters
+    in one bank cannot be read by the two load units at once ([UG1076]
+    "Memory Conflict": the same core using both read ports on one bank; [PG4c]
+    "the loads must come from different L1 memory banks"). Parameters missing
+    from ``bank_of`` (no placement known) conflict with nothing.
+    """
+    slots = kernel_slots(kernel, device)
+    demand: dict[Hashable, float] = {}
+    for name, nbytes in slots.access.items():
+        bank = bank_of.get(name)
+        if bank is not None:
+            demand[bank] = demand.get(bank, 0.0) + nbytes / BANK_BYTES_PER_CYCLE
+    bound = max(slots.busiest(), *demand.values()) if demand else slots.busiest()
+    return CallTiming(CALL_OVERHEAD + math.ceil(slots.fixed + bound), bound, demand)
 
 
 def extern_cycles(kernel: ExternKernel, args: tuple) -> int:

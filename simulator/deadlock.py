@@ -106,15 +106,32 @@ def explain(now: int, procs: list[Process], host: Host, tiles: dict[str, object]
     lines = [f"deadlock at cycle {now}: nothing can progress; {len(cores)} core(s), {len(dmas)} DMA(s) and "
              f"{len(moves)} host move(s) are blocked"]
     for p in cores:
-        lines.append(f"  core {p.name[5:]!r} on tile {tiles.get(p.name)}: {p.why}")
+        lines.append(f"  core {p.name[5:]!r} on tile {tiles.get(p.name)}: {p.reason()}")
     for p in dmas:
-        lines.append(f"  DMA of fifo {p.name[4:]!r}: {p.why}")
+        lines.append(f"  DMA of fifo {p.name[4:]!r}: {p.reason()}")
     for m in moves:
         lines.append(f"  host move {m.dma.name!r} ({_move_text(m)}): {_move_state(m)}")
     cycle = _find_cycle(graph)
     if cycle:
         lines.append("wait cycle: " + " -> ".join(cycle))
+        by_name = {p.name: p for p in shown}
+        for a, b in zip(cycle, cycle[1:], strict=False):
+            lines.append(f"  {a} waits for {_waited(by_name[a])} from {b}")
     return "\n".join(lines)
+
+
+def _waited(proc: Process) -> str:
+    """What a blocked process waits for, in a few words (one edge of the wait cycle)."""
+    sig = proc.waiting
+    owner = sig.owner if sig is not None else None
+    if isinstance(owner, Ring):
+        what = "data" if sig is owner.data else "a free buffer"
+        return f"{what} of fifo {owner.fifo!r}"
+    if isinstance(owner, Channel):
+        return f"DMA channel {owner.name}"
+    if isinstance(owner, HostQueue):
+        return f"a host move on fifo {owner.fifo!r}"
+    return sig.name if sig is not None else "nothing"
 
 
 def _move_text(m: HostMove) -> str:

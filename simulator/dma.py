@@ -10,35 +10,45 @@ it). A transfer starts only when the source has an element, every sink has a
 free buffer (a multicast stream moves only when every destination is ready,
 [UG1079]) and every DMA channel it needs is free; a channel shared by several
 flows serialises them. Each sink sees its element after the route's latency.
+
+A flow records each transfer's start and end; the busy time of channels and
+links and the trace spans are derived from those records after the run
+(``run.py``), so a transfer costs a few appends rather than one call per
+resource.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import math
+from array import array
+from collections.abc import Callable, Generator, Hashable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from simulator.contention import Contention
 from simulator.cost import transfer_cycles
-from simulator.engine import Engine, Process, Signal
+from simulator.engine import Engine, Process, Signal, Waiting
 from simulator.memory import Ddr, ReaderSide, WriterSide
 from simulator.network import Busy, FlowRoute
-from simulator.result import Trace
 
 if TYPE_CHECKING:
     from simulator.host import HostQueue
 
 
-class Channel:
+class Channel(Waiting):
     """One DMA channel of one tile in one direction.
 
     Attributes:
         name: "(c,r) mm2s 0" style label (the trace track and stats key).
         busy: whether a transfer holds it.
         freed: signalled when it is released.
-        stats: bytes and busy cycles.
         user: the flow holding it (for deadlock reports).
+        flows: the flows that use it (their records make its statistics).
+        stats: bytes and busy cycles (filled after the run).
     """
+
+    __slots__ = ("busy", "flows", "freed", "name", "stats", "tile", "user")
 
     def __init__(self, engine: Engine, tile: tuple[int, int], direction: str, index: int, kind: str) -> None:
         self.name = f"{kind} ({tile[0]},{tile[1]}) {direction} {index}"
@@ -46,18 +56,24 @@ class Channel:
         self.busy = False
         self.user = ""
         self.freed = Signal(engine, f"DMA channel {self.name}", self)
+        self.flows: list[Flow] = []
         self.stats = Busy()
+
+    def text(self) -> str:
+        return f"waits for DMA channel {self.name}, busy with fifo {self.user!r}"
 
 
 # -- sources -------------------------------------------------------------------------
 
 
-class RingSource:
+class RingSource(Waiting):
     """Elements read from a ring on the producing tile (a core's or a link's buffers).
 
     ``offset``/``numel`` select a split's part of each element; ``indices`` re-lay
     out a forwarded element (a memtile access pattern within the element).
     """
+
+    __slots__ = ("agent", "indices", "numel", "offset", "side", "signal")
 
     def __init__(self, side: ReaderSide, offset: int, numel: int, indices: np.ndarray | None) -> None:
         self.side = side
@@ -68,24 +84,34 @@ class RingSource:
         self.agent = side.ring.writers[0].agent if side.ring.writers else ""
 
     def ready(self) -> bool:
-        return self.side.try_acquire(1)
+        """Hold the next element if it is there (``try_acquire(1)``, inlined: it runs per transfer)."""
+        side = self.side
+        if side.held:
+            return True
+        if side.ring.n_published - side.consumed <= 0:
+            return False
+        side.held = 1
+        return True
 
-    def why(self) -> str:
+    def text(self) -> str:
         r = self.side.ring
         return f"waits for data in fifo {r.fifo!r} at {r.name.split('@')[1]} ({r.state()})"
 
     def take(self) -> np.ndarray:
+        """The element (or part): a view, valid until the source buffer is written again."""
         row = self.side.ring.flat[self.side.slot(0)]
         if self.indices is not None:
             return row[self.indices]
-        return row[self.offset : self.offset + self.numel].copy()
+        return row[self.offset : self.offset + self.numel]
 
     def done(self) -> None:
         self.side.release(1)
 
 
-class HostSource:
+class HostSource(Waiting):
     """Elements gathered from host tensors by the moves on one fifo, in program order."""
+
+    __slots__ = ("agent", "queue", "signal")
 
     def __init__(self, queue: HostQueue) -> None:
         self.queue = queue
@@ -95,7 +121,7 @@ class HostSource:
     def ready(self) -> bool:
         return self.queue.current() is not None
 
-    def why(self) -> str:
+    def text(self) -> str:
         return self.queue.why()
 
     def take(self) -> np.ndarray:
@@ -108,19 +134,23 @@ class HostSource:
 # -- sinks -----------------------------------------------------------------------------
 
 
-class RingSink:
+class RingSink(Waiting):
     """A consumer's (or a link's) buffers, written by this flow (one part for a join)."""
+
+    __slots__ = ("side", "signal", "tile")
 
     def __init__(self, side: WriterSide, tile: tuple[int, int]) -> None:
         self.side = side
         self.tile = tile
         self.signal = side.ring.space
-        self.pending: list[int] = []
 
     def ready(self) -> bool:
-        return self.side.free() > 0
+        """Whether a buffer is free (``free() > 0``, inlined: it runs per transfer)."""
+        s = self.side
+        r = s.ring
+        return r.depth - (s.produced + s.held - r.n_freed) > 0
 
-    def why(self) -> str:
+    def text(self) -> str:
         r = self.side.ring
         return f"waits for a free buffer of fifo {r.fifo!r} at {r.name.split('@')[1]} ({r.state()})"
 
@@ -132,14 +162,20 @@ class RingSink:
 
     def put(self, slot: int, data: np.ndarray) -> None:
         s = self.side
-        s.ring.flat[slot, s.offset : s.offset + s.numel] = data
+        dst = s.ring.flat[slot, s.offset : s.offset + s.numel]
+        if data.ndim == 1:
+            dst[...] = data
+        else:
+            dst.reshape(data.shape)[...] = data
 
     def publish(self) -> None:
         self.side.release(1)
 
 
-class HostSink:
+class HostSink(Waiting):
     """Host tensors written by the moves out of one fifo, in program order."""
+
+    __slots__ = ("queue", "signal", "tile")
 
     def __init__(self, queue: HostQueue, tile: tuple[int, int]) -> None:
         self.queue = queue
@@ -149,7 +185,7 @@ class HostSink:
     def ready(self) -> bool:
         return self.queue.current() is not None
 
-    def why(self) -> str:
+    def text(self) -> str:
         return self.queue.why()
 
     def reserve(self) -> int:
@@ -160,6 +196,18 @@ class HostSink:
 
     def publish(self) -> None:
         self.queue.landed()
+
+
+class _Moving(Waiting):
+    """A flow in the middle of a transfer (never blocked there, but named in reports)."""
+
+    __slots__ = ("fifo",)
+
+    def __init__(self, fifo: str) -> None:
+        self.fifo = fifo
+
+    def text(self) -> str:
+        return f"moving an element of fifo {self.fifo!r}"
 
 
 # -- the flow ----------------------------------------------------------------------------
@@ -174,18 +222,24 @@ class Flow:
         channels: DMA channels every transfer holds.
         route: rate share, latencies and links.
         shim: whether a shim end moves the data to or from DDR.
-        stats: bytes and busy cycles of the flow itself.
-        link_stats: busy record of the memtile link it feeds or drains, if any.
+        starts / ends: start and end cycle of every transfer, in order.
+        stats: bytes and busy cycles of the flow itself (filled after the run).
+        link_stats: busy records of the memtile links it feeds or drains, if any.
+        tracks: trace tracks its transfers appear on.
     """
 
     def __init__(self, fifo: str, source: RingSource | HostSource, sinks: list[RingSink | HostSink],
                  nbytes: int, channels: list[Channel], route: FlowRoute, bytes_per_cycle: float,
-                 ddr: Ddr | None, to_device: bool, link_stats: list[Busy], trace_tracks: list[int]) -> None:
+                 ddr: Ddr | None, to_device: bool, link_stats: list[Busy], trace_tracks: list[int],
+                 contention: Contention | None = None) -> None:
         self.fifo = fifo
+        self.contention = contention
         self.source = source
         self.sinks = sinks
         self.nbytes = nbytes
         self.channels = channels
+        for c in channels:
+            c.flows.append(self)
         self.route = route
         self.ddr = ddr
         self.to_device = to_device
@@ -193,63 +247,104 @@ class Flow:
         self.latency = [route.latency.get(s.tile, 0) for s in sinks]
         self.link_stats = link_stats
         self.tracks = trace_tracks
+        self.starts = array("q")
+        self.ends = array("q")
         self.stats = Busy()
         self.holding = False
 
-    def run(self, proc: Process, engine: Engine, trace: Trace | None, timed: bool) -> Generator[object, None, None]:
+    def run(self, proc: Process, engine: Engine, timed: bool) -> Generator[object, None, None]:
         """The flow's process body: one transfer per element, forever (it ends blocked)."""
         src, sinks, chans = self.source, self.sinks, self.channels
-        label = f"{self.fifo} {self.nbytes} B"
+        ddr, nbytes, to_device = self.ddr, self.nbytes, self.to_device
+        moving = _Moving(self.fifo)
+        starts, ends = self.starts, self.ends
+        duration = self.duration if timed else 0
+        now_group, later = self._publish_groups(timed)
+        schedule = engine.schedule
+        banks_of = self._banks_of() if timed and self.contention is not None else None
         while True:
-            while not src.ready():
-                proc.why = src.why()
-                yield src.signal
+            if not src.ready():
+                proc.why = src
+                while not src.ready():
+                    yield src.signal
             self.holding = True
             for s in sinks:
-                while not s.ready():
-                    proc.why = s.why()
-                    yield s.signal
-            for c in chans:
-                while c.busy:
-                    proc.why = f"waits for DMA channel {c.name}, busy with fifo {c.user!r}"
-                    yield c.freed
+                if not s.ready():
+                    proc.why = s
+                    while not s.ready():
+                        yield s.signal
+            busy = _first_busy(chans)
+            while busy is not None:
+                proc.why = busy
+                yield busy.freed
+                busy = _first_busy(chans)
             slots = [s.reserve() for s in sinks]
             for c in chans:
                 c.busy, c.user = True, self.fifo
             start = engine.now
-            dur = self.duration if timed else 0
-            if self.ddr is not None and timed:
-                end = self.ddr.reserve(start, self.nbytes, self.to_device)
-                dur = max(dur, int(np.ceil(end)) - start)
+            dur = duration
+            if ddr is not None and timed:
+                dur = max(dur, math.ceil(ddr.reserve(start, nbytes, to_device)) - start)
             if dur:
-                proc.why = f"moving an element of fifo {self.fifo!r}"
+                if banks_of is not None:
+                    self.contention.transfer_started(banks_of(slots), start, start + dur, nbytes / dur)  # type: ignore[union-attr]
+                proc.why = moving
                 yield dur
             data = src.take()
-            src.done()
-            self.holding = False
             for s, slot in zip(sinks, slots, strict=True):
                 s.put(slot, data)
+            src.done()
+            self.holding = False
             for c in chans:
                 c.busy = False
                 c.freed.notify()
             if timed:
-                self._account(start, start + dur, trace, label)
-            for s, lat in zip(sinks, self.latency, strict=True):
-                if lat and timed:
-                    engine.schedule(lat, s.publish)
-                else:
-                    s.publish()
+                starts.append(start)
+                ends.append(start + dur)
+            for s in now_group:
+                s.publish()
+            for lat, publish in later:
+                schedule(lat, publish)
 
-    def _account(self, start: int, end: int, trace: Trace | None, label: str) -> None:
-        n = self.nbytes
-        self.stats.record(start, end, n)
-        for c in self.channels:
-            c.stats.record(start, end, n)
-        for b in self.route.links:
-            b.record(start, end, n)
-        for b in self.link_stats:
-            b.record(start, end, n)
-        if trace is not None:
-            for t in self.tracks:
-                trace.add(t, label, start, end - start)
+    def _publish_groups(self, timed: bool) -> tuple[list[RingSink | HostSink], list[tuple[int, Callable[[], None]]]]:
+        """Sinks that see a transfer at once, and (latency, publish) for the others: one
+        event publishes every sink of one latency."""
+        groups: dict[int, list[RingSink | HostSink]] = {}
+        for s, lat in zip(self.sinks, self.latency, strict=True):
+            groups.setdefault(lat if timed else 0, []).append(s)
+        now_group = groups.pop(0, [])
+        return now_group, [(lat, _publisher(g)) for lat, g in sorted(groups.items())]
 
+    def _banks_of(self) -> Callable[[list[int]], list[Hashable]] | None:
+        """The compute-tile banks a transfer touches, given the sink slots it reserved (None: never any)."""
+        src = self.source
+        src_banks = src.side.ring.banks if isinstance(src, RingSource) else None
+        sink_banks = [s.side.ring.banks if isinstance(s, RingSink) else None for s in self.sinks]
+        if src_banks is None and not any(sink_banks):
+            return None
+
+        def banks_of(slots: list[int]) -> list[Hashable]:
+            out = [b[slot] for b, slot in zip(sink_banks, slots, strict=True) if b is not None]
+            if src_banks is not None:
+                out.append(src_banks[src.side.slot(0)])  # type: ignore[union-attr]
+            return [b for b in out if b is not None]
+
+        return banks_of
+
+
+def _first_busy(chans: list[Channel]) -> Channel | None:
+    for c in chans:
+        if c.busy:
+            return c
+    return None
+
+
+def _publisher(group: list[RingSink | HostSink]) -> Callable[[], None]:
+    if len(group) == 1:
+        return group[0].publish
+
+    def publish() -> None:
+        for s in group:
+            s.publish()
+
+    return publish

@@ -14,8 +14,10 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from simulator.engine import Engine, Signal
+from tilelang.errors import SimulationError
 from tilelang.ir.design import Dma
 from tilelang.ir.pattern import AccessPattern
 
@@ -35,7 +37,7 @@ class HostMove:
         self.dma = dma
         self.flat = tensor.reshape(-1)
         self.n = elem_numel
-        self.walk = _ElementWalk(dma.pattern, elem_numel)
+        self.walk = ElementWalk(dma.pattern, elem_numel, self.flat)
         self.total = dma.pattern.numel // elem_numel
         self.nbytes = self.total * elem_bytes * len(dma.fifos)
         self.sent = {f: 0 for f in dma.fifos}
@@ -51,50 +53,107 @@ class HostMove:
         return self.completed_at is not None
 
     def gather(self, fifo: str) -> np.ndarray:
-        return self.flat[self.walk.element(self.sent[fifo])]
+        """The next element for ``fifo`` (a view of the tensor when the pattern allows one)."""
+        return self.walk.read(self.sent[fifo])
 
     def scatter(self, k: int, data: np.ndarray) -> None:
-        self.flat[self.walk.element(k)] = data
+        self.walk.write(k, data)
 
 
-class _ElementWalk:
-    """Tensor offsets of the k-th fifo element a pattern walks, without materialising the walk.
+class ElementWalk:
+    """The tensor part of the k-th fifo element a pattern walks, without materialising the walk.
 
     When an element is exactly the pattern's innermost dimensions (a tile walk),
-    its offsets are a fixed template shifted by the outer indices; otherwise the
-    whole walk is computed once, on first use.
+    the whole walk is one strided view of the tensor (``sizes`` by ``strides``)
+    and element k is the view indexed by its outer indices: reading it copies
+    rows, writing it writes through, with no index arrays. Otherwise the walk's
+    offsets are computed once, on first use, and elements are gathered by them.
+    An element that visits one offset twice is written through its offsets too
+    (numpy may assign a self-overlapping view in any order; the walk's order
+    decides which value stays).
+
+    Raises:
+        SimulationError: the pattern reaches outside the tensor (the design
+            verifier rejects such patterns; a hand-made plan might not).
     """
 
-    def __init__(self, pattern: AccessPattern, n: int) -> None:
+    def __init__(self, pattern: AccessPattern, n: int, flat: np.ndarray) -> None:
         self.pattern = pattern
         self.n = n
+        self.flat = flat
         self.per_walk = math.prod(pattern.sizes)
-        self.template: np.ndarray | None = None
+        self.view: np.ndarray | None = None
+        self.writable_view = False
         self.full: np.ndarray | None = None
+        lo, hi = pattern.extent()
+        if hi >= flat.size:
+            raise SimulationError(f"pattern {pattern} reaches element {hi} of a tensor of {flat.size}")
         inner = 1
         for j in range(pattern.rank - 1, -1, -1):
             inner *= pattern.sizes[j]
             if inner == n:
                 self.outer = pattern.sizes[:j]
-                self.outer_strides = pattern.strides[:j]
-                self.template = AccessPattern(0, pattern.sizes[j:], pattern.strides[j:]).indices()
+                item = flat.itemsize
+                self.view = as_strided(flat[pattern.offset :], shape=pattern.sizes,
+                                       strides=tuple(st * item for st in pattern.strides), writeable=True)
+                self.writable_view = _injective(pattern.sizes[j:], pattern.strides[j:])
                 break
             if inner > n:
                 break
 
-    def element(self, k: int) -> np.ndarray:
+    def _outer(self, k: int) -> tuple[int, ...]:
+        k %= self.per_walk // self.n
+        idx = []
+        for size in reversed(self.outer):
+            k, i = divmod(k, size)
+            idx.append(i)
+        return tuple(reversed(idx))
+
+    def _offsets(self, k: int) -> np.ndarray:
+        if self.view is not None:
+            return self.element(k)
         p = self.pattern
-        if self.template is not None:
-            k %= self.per_walk // self.n
-            base = p.offset
-            for size, stride in zip(reversed(self.outer), reversed(self.outer_strides), strict=True):
-                k, i = divmod(k, size)
-                base += i * stride
-            return self.template + base
         if self.full is None:
             idx = p.indices()
             self.full = np.tile(idx, p.repeat_count) if p.repeat_count > 1 else idx
         return self.full[k * self.n : (k + 1) * self.n]
+
+    def element(self, k: int) -> np.ndarray:
+        """Tensor offsets of element ``k`` (flat, in walk order)."""
+        if self.view is not None:
+            base = self.pattern.offset + sum(i * s for i, s in zip(self._outer(k), self.pattern.strides, strict=False))
+            inner = AccessPattern(0, self.pattern.sizes[len(self.outer):], self.pattern.strides[len(self.outer):])
+            return inner.indices() + base
+        return self._offsets(k)
+
+    def read(self, k: int) -> np.ndarray:
+        """Element ``k`` (its inner shape for a tile walk, flat otherwise)."""
+        if self.view is not None:
+            return self.view[self._outer(k)]
+        return self.flat[self._offsets(k)]
+
+    def write(self, k: int, data: np.ndarray) -> None:
+        """Write ``data`` (the element's values in walk order) as element ``k``."""
+        if self.writable_view:
+            dst = self.view[self._outer(k)]  # type: ignore[index]
+            dst[...] = data.reshape(dst.shape)
+        else:
+            self.flat[self._offsets(k)] = data.reshape(-1)
+
+
+def _injective(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Whether a pattern visits no offset twice.
+
+    Quick test first: dimensions by increasing stride, each stride beyond the
+    span of the smaller ones; failing that, count the distinct offsets.
+    """
+    span = 0
+    for n, s in sorted((d for d in zip(sizes, strides, strict=True) if d[0] > 1), key=lambda d: d[1]):
+        if s <= span:
+            idx = AccessPattern(0, sizes, strides).indices()
+            return len(np.unique(idx)) == len(idx)
+        span += (n - 1) * s
+    return True
 
 
 class HostQueue:

@@ -38,6 +38,10 @@ class Ring:
         readers: reader sides.
         data: signalled when an element is published.
         space: signalled when a slot is freed.
+        n_published: elements every writer part has published (kept as sides release).
+        n_freed: elements every reader has released (kept as sides release).
+        banks: the memory bank of each buffer ((tile, bank), or None when the plan
+            does not place it or it is not a compute tile's), or None for no plan.
     """
 
     def __init__(self, engine: Engine, fifo: str, where: str, elem: TileType, depth: int,
@@ -53,6 +57,9 @@ class Ring:
         self.readers: list[ReaderSide] = []
         self.data = Signal(engine, f"data of {self.name}", self)
         self.space = Signal(engine, f"space in {self.name}", self)
+        self.n_published = 0
+        self.n_freed = 0
+        self.banks: list[tuple[tuple[int, int], int] | None] | None = None
 
     def writer(self, agent: str, offset: int = 0, numel: int | None = None) -> WriterSide:
         """A new writer side for ``agent`` (a part ``[offset, offset + numel)`` of each element)."""
@@ -68,13 +75,11 @@ class Ring:
 
     def published(self) -> int:
         """Elements every writer part has published."""
-        ws = self.writers
-        return ws[0].produced if len(ws) == 1 else min(w.produced for w in ws)
+        return self.n_published
 
     def freed(self) -> int:
         """Elements every reader has released."""
-        rs = self.readers
-        return rs[0].consumed if len(rs) == 1 else min(r.consumed for r in rs)
+        return self.n_freed
 
     def state(self) -> str:
         """Counts for a deadlock report: published, freed and held per side."""
@@ -84,9 +89,13 @@ class Ring:
 
 
 class WriterSide:
-    """The producer's view of a ring (one part of each element for a join)."""
+    """The producer's view of a ring (one part of each element for a join).
 
-    __slots__ = ("agent", "held", "numel", "offset", "produced", "ring")
+    Attributes:
+        wait_signal: what a blocked acquire of this side waits on (the ring's space).
+    """
+
+    __slots__ = ("agent", "held", "numel", "offset", "produced", "ring", "wait_signal")
 
     def __init__(self, ring: Ring, agent: str, offset: int, numel: int) -> None:
         self.ring = ring
@@ -95,11 +104,12 @@ class WriterSide:
         self.numel = numel
         self.produced = 0
         self.held = 0
+        self.wait_signal = ring.space
 
     def free(self) -> int:
         """Slots this writer could newly acquire now."""
         r = self.ring
-        return r.depth - (self.produced + self.held - r.freed())
+        return r.depth - (self.produced + self.held - r.n_freed)
 
     def try_acquire(self, n: int) -> bool:
         """Hold ``n`` slots (acquiring the difference); False if not enough are free."""
@@ -114,10 +124,12 @@ class WriterSide:
     def release(self, k: int) -> None:
         """Publish the ``k`` oldest held slots."""
         ring = self.ring
-        before = ring.published()
         self.held -= k
         self.produced += k
-        if ring.published() != before:
+        ws = ring.writers
+        now = self.produced if len(ws) == 1 else min(w.produced for w in ws)
+        if now != ring.n_published:
+            ring.n_published = now
             ring.data.notify()
 
     def slot(self, i: int) -> int:
@@ -130,19 +142,24 @@ class WriterSide:
 
 
 class ReaderSide:
-    """One consumer's view of a ring."""
+    """One consumer's view of a ring.
 
-    __slots__ = ("agent", "consumed", "held", "ring")
+    Attributes:
+        wait_signal: what a blocked acquire of this side waits on (the ring's data).
+    """
+
+    __slots__ = ("agent", "consumed", "held", "ring", "wait_signal")
 
     def __init__(self, ring: Ring, agent: str) -> None:
         self.ring = ring
         self.agent = agent
         self.consumed = 0
         self.held = 0
+        self.wait_signal = ring.data
 
     def available(self) -> int:
         """Published elements this reader could newly acquire now."""
-        return self.ring.published() - self.consumed - self.held
+        return self.ring.n_published - self.consumed - self.held
 
     def try_acquire(self, n: int) -> bool:
         """Hold ``n`` elements (acquiring the difference); False if not enough are published."""
@@ -157,10 +174,12 @@ class ReaderSide:
     def release(self, k: int) -> None:
         """Free the ``k`` oldest held elements."""
         ring = self.ring
-        before = ring.freed()
         self.held -= k
         self.consumed += k
-        if ring.freed() != before:
+        rs = ring.readers
+        now = self.consumed if len(rs) == 1 else min(r.consumed for r in rs)
+        if now != ring.n_freed:
+            ring.n_freed = now
             ring.space.notify()
 
     def slot(self, i: int) -> int:

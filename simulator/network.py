@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from simulator.cost import flow_latency
 from tilelang.devices import Device
 from tilelang.errors import SimulationError
@@ -20,30 +22,42 @@ from tilelang.ir.plan import Coord, LinkKey, Plan, Route
 
 
 class Busy:
-    """Bytes and busy cycles of one resource, busy time merged online.
+    """Bytes and busy cycles of one resource (a DMA channel, a link, a memtile link).
 
-    Transfers are recorded when they start, and the simulated clock never goes
-    back, so the union of busy intervals is kept in O(1) per transfer.
+    Flows add the records of their transfers (start and end cycles, bytes per
+    transfer) once the run is over; :meth:`close` then merges them: busy
+    cycles are the length of the union of the transfers' intervals (two flows
+    time-sharing a resource overlap), bytes and transfers are summed.
     """
 
-    __slots__ = ("bytes", "cycles", "transfers", "until")
+    __slots__ = ("_parts", "bytes", "cycles", "transfers")
 
     def __init__(self) -> None:
         self.bytes = 0
         self.cycles = 0
         self.transfers = 0
-        self.until = 0
+        self._parts: list[tuple[np.ndarray, np.ndarray]] = []
 
-    def record(self, start: int, end: int, nbytes: int) -> None:
-        """Add one transfer over ``[start, end)`` moving ``nbytes``."""
-        self.bytes += nbytes
-        self.transfers += 1
-        if start >= self.until:
-            self.cycles += end - start
-            self.until = end
-        elif end > self.until:
-            self.cycles += end - self.until
-            self.until = end
+    def add(self, starts: np.ndarray, ends: np.ndarray, nbytes: int) -> None:
+        """Add transfers over ``[starts[i], ends[i])`` moving ``nbytes`` each."""
+        if len(starts):
+            self._parts.append((starts, ends))
+            self.bytes += nbytes * len(starts)
+            self.transfers += len(starts)
+
+    def close(self) -> Busy:
+        """Merge the records into :attr:`cycles`; returns self."""
+        if not self._parts:
+            return self
+        starts = np.concatenate([p[0] for p in self._parts])
+        ends = np.concatenate([p[1] for p in self._parts])
+        order = np.argsort(starts, kind="stable")
+        starts, ends = starts[order], ends[order]
+        reach = np.maximum.accumulate(ends)
+        before = np.concatenate(([np.iinfo(np.int64).min], reach[:-1]))
+        self.cycles = int(np.maximum(0, ends - np.maximum(starts, before)).sum())
+        self._parts = []
+        return self
 
 
 @dataclass

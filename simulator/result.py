@@ -24,7 +24,12 @@ GROUPS = ("cores", "DMA channels", "memtile links", "host")
 
 
 class Trace:
-    """Spans on named tracks, stored compactly (four integer arrays).
+    """Spans on named tracks, stored compactly (integer arrays, plus bulk blocks).
+
+    Spans come one at a time (:meth:`add`, :meth:`add_span`: kernel calls and
+    stalls as they happen) or in blocks (:meth:`add_spans`: a flow's transfers,
+    after the run). Listing them (:meth:`spans`, :meth:`events`) orders each
+    track's spans by start cycle, stably.
 
     Attributes:
         clock_hz: converts cycles to trace microseconds.
@@ -39,6 +44,7 @@ class Trace:
         self._name = array("i")
         self._start = array("q")
         self._dur = array("q")
+        self._blocks: list[tuple[int, int, np.ndarray, np.ndarray]] = []
 
     def track(self, group: str, name: str) -> int:
         """Register a track in ``group`` (one of :data:`GROUPS`); returns its id."""
@@ -47,24 +53,52 @@ class Trace:
         self._tracks.append((group, name))
         return len(self._tracks) - 1
 
-    def add(self, track: int, name: str, start: int, dur: int) -> None:
-        """One span of ``dur`` cycles from ``start`` on ``track``."""
+    def name_id(self, name: str) -> int:
+        """The id of a span label (for :meth:`add_span` and :meth:`add_spans`)."""
         i = self._names.get(name)
         if i is None:
             i = self._names[name] = len(self._name_list)
             self._name_list.append(name)
+        return i
+
+    def add(self, track: int, name: str, start: int, dur: int) -> None:
+        """One span of ``dur`` cycles from ``start`` on ``track``."""
+        self.add_span(track, self.name_id(name), start, dur)
+
+    def add_span(self, track: int, name_id: int, start: int, dur: int) -> None:
+        """One span, its label given by :meth:`name_id`."""
         self._track.append(track)
-        self._name.append(i)
+        self._name.append(name_id)
         self._start.append(start)
         self._dur.append(dur)
 
+    def add_spans(self, track: int, name_id: int, starts: np.ndarray, durs: np.ndarray) -> None:
+        """Many spans with one label on one track."""
+        if len(starts):
+            self._blocks.append((track, name_id, np.asarray(starts, np.int64), np.asarray(durs, np.int64)))
+
     def __len__(self) -> int:
-        return len(self._start)
+        return len(self._start) + sum(len(b[2]) for b in self._blocks)
+
+    def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(track, name id, start, duration) of every span, by track then start."""
+        tr = [np.frombuffer(self._track, np.int32).astype(np.int64)]
+        nm = [np.frombuffer(self._name, np.int32).astype(np.int64)]
+        st = [np.frombuffer(self._start, np.int64)]
+        du = [np.frombuffer(self._dur, np.int64)]
+        for t, n, s, d in self._blocks:
+            tr.append(np.full(len(s), t, np.int64))
+            nm.append(np.full(len(s), n, np.int64))
+            st.append(s)
+            du.append(d)
+        track, name, start, dur = (np.concatenate(c) if c else np.zeros(0, np.int64) for c in (tr, nm, st, du))
+        order = np.lexsort((start, track))
+        return track[order], name[order], start[order], dur[order]
 
     def spans(self, track_name: str | None = None) -> list[tuple[str, str, int, int]]:
         """(track, name, start cycle, duration) of every span, optionally of one track."""
         out = []
-        for t, n, s, d in zip(self._track, self._name, self._start, self._dur, strict=True):
+        for t, n, s, d in zip(*(c.tolist() for c in self._columns()), strict=True):
             tname = self._tracks[t][1]
             if track_name is None or tname == track_name:
                 out.append((tname, self._name_list[n], s, d))
@@ -82,8 +116,9 @@ class Trace:
             out.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}})
             out.append({"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": tid, "args": {"sort_index": tid}})
         pids = [GROUPS.index(g) + 1 for g, _ in self._tracks]
-        for t, n, s, d in zip(self._track, self._name, self._start, self._dur, strict=True):
-            out.append({"name": self._name_list[n], "ph": "X", "pid": pids[t], "tid": t + 1,
+        names = self._name_list
+        for t, n, s, d in zip(*(c.tolist() for c in self._columns()), strict=True):
+            out.append({"name": names[n], "ph": "X", "pid": pids[t], "tid": t + 1,
                         "ts": s * us, "dur": d * us, "args": {"cycle": s, "cycles": d}})
         return out
 

@@ -54,7 +54,10 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
     tr = Trace(plan.device.clock_hz)
     world = World(plan, tensors, timed, tr if (timed and trace) else None)
     procs, end = _start(world, timed and dispatch_overhead)
-    world.engine.run()
+    with np.errstate(all="ignore"):  # the kernel IR's semantics ignore floating-point warnings
+        world.engine.run()
+    if timed:
+        _settle(world)
     if end["left"] > 0:
         raise DeadlockError(explain(world.engine.now, procs, world.host, _tiles(world)))
     cycles = end["at"] if timed else 0
@@ -114,7 +117,7 @@ def _start(world: World, dispatch: bool) -> tuple[list[Process], dict[str, int]]
         p.on_done = lambda proc, r=runner: _core_done(r, proc, finished)
         procs.append(p)
     for flow in world.flows:
-        fp = Process(engine, f"dma:{flow.fifo}", "dma", lambda proc, f=flow: f.run(proc, engine, world.trace, world.timed))
+        fp = Process(engine, f"dma:{flow.fifo}", "dma", lambda proc, f=flow: f.run(proc, engine, world.timed))
         fp.obj = flow
         procs.append(fp)
     if world.trace is not None:
@@ -125,6 +128,24 @@ def _start(world: World, dispatch: bool) -> tuple[list[Process], dict[str, int]]
     if end["left"] == 0:
         engine.schedule(offset, engine.stop)
     return procs, end
+
+
+def _settle(world: World) -> None:
+    """Busy time of every channel and link, and the trace spans of every transfer, from the flows' records."""
+    tr = world.trace
+    for flow in world.flows:
+        starts = np.frombuffer(flow.starts, np.int64)
+        ends = np.frombuffer(flow.ends, np.int64)
+        for b in (flow.stats, *(c.stats for c in flow.channels), *flow.route.links, *flow.link_stats):
+            b.add(starts, ends, flow.nbytes)
+        if tr is not None:
+            label = tr.name_id(f"{flow.fifo} {flow.nbytes} B")
+            for t in flow.tracks:
+                tr.add_spans(t, label, starts, ends - starts)
+    busies = [f.stats for f in world.flows] + [c.stats for c in world.channels.values()]
+    busies += list(world.link_busy.values()) + list(world.network.links.values())
+    for b in busies:
+        b.close()
 
 
 def _core_done(runner: object, proc: Process, finished: object) -> None:

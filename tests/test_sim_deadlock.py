@@ -90,11 +90,18 @@ def test_cycle_of_waits_is_reported(shared):
     assert "fifo 'ba' (consume) waits for data" in msg
     assert "fifo 'ab' (consume) waits for data" in msg
     assert "wait cycle: " in msg
-    cycle = msg.split("wait cycle: ")[1].split(" -> ")
+    cycle = msg.split("wait cycle: ")[1].splitlines()[0].split(" -> ")
     assert cycle[0] == cycle[-1]
     assert {"core:x", "core:y"} <= set(cycle)
     if not shared:
         assert {"dma:ab", "dma:ba"} <= set(cycle)
+    # Each edge of the cycle says what is awaited from whom.
+    if shared:
+        assert "core:x waits for data of fifo 'ba' from core:y" in msg
+        assert "core:y waits for data of fifo 'ab' from core:x" in msg
+    else:
+        assert "core:x waits for data of fifo 'ba' from dma:ba" in msg
+        assert "dma:ba waits for data of fifo 'ba' from core:y" in msg
 
 
 def test_producer_blocked_on_a_full_fifo_names_the_buffer_state():

@@ -305,13 +305,25 @@ def test_outputs_do_not_depend_on_depth_or_placement(d_in, d_mid, tiles, values)
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.integers(0, 5), st.integers(1, 3), st.data())
 def test_element_walk_matches_the_materialised_pattern(sizes, offset, repeat, data):
-    from simulator.host import _ElementWalk
+    from simulator.host import ElementWalk
 
     strides = data.draw(st.lists(st.integers(0, 9), min_size=len(sizes), max_size=len(sizes)))
     p = tl.pattern(offset, sizes, strides).repeat(repeat)
     full = np.tile(p.indices(), repeat)
     divisors = [d for d in range(1, len(full) + 1) if len(full) % d == 0]
     n = data.draw(st.sampled_from(divisors))
-    walk = _ElementWalk(p, n)
+    tensor = np.arange(p.extent()[1] + 1, dtype=np.int32) * 7
+    walk = ElementWalk(p, n, tensor)
+    written = np.zeros_like(tensor)
+    expect = np.zeros_like(tensor)
+    out = ElementWalk(p, n, written)
     for k in range(len(full) // n):
-        assert np.array_equal(walk.element(k), full[k * n : (k + 1) * n])
+        offsets = full[k * n : (k + 1) * n]
+        assert np.array_equal(walk.element(k), offsets)
+        # Reading gathers the same values as the offsets (a strided view or a gather).
+        assert np.array_equal(walk.read(k).reshape(-1), tensor[offsets])
+        # Writing scatters in walk order (later elements win where a walk revisits an offset).
+        values = np.arange(k * n, (k + 1) * n, dtype=np.int32) + 1
+        out.write(k, values)
+        expect[offsets] = values
+    assert np.array_equal(written, expect)

@@ -64,6 +64,45 @@ def test_signal_wakes_waiting_process_at_the_notify_time():
     assert log == [("notified", 7), ("woke", 7)]
 
 
+def test_wakes_of_a_cycle_follow_its_timeouts_in_heap_order():
+    # Wake-ups skip the heap (a queue for the current cycle) but keep its order: timeouts of the
+    # cycle first, then wakes in the order made; a zero-delay timeout made by a wake runs before
+    # the wakes still queued (its priority is lower), as the heap alone would order them.
+    eng = Engine()
+    sig = Signal(eng, "s")
+    seen = []
+
+    def waiter(name):
+        def body(proc):
+            yield sig
+            seen.append((name, eng.now))
+            if name == "w1":
+                eng.schedule(0, lambda: seen.append(("timeout from w1", eng.now)))
+        return body
+
+    for name in ("w1", "w2", "w3"):
+        Process(eng, name, "core", waiter(name))
+    eng.schedule(4, sig.notify)
+    eng.schedule(4, lambda: seen.append(("timeout at 4", eng.now)))
+    eng.run()
+    assert seen == [("timeout at 4", 4), ("w1", 4), ("timeout from w1", 4), ("w2", 4), ("w3", 4)]
+    assert eng.events == 3 + 2 + 3 + 1  # process starts, the two timeouts, three wakes, w1's timeout
+
+
+def test_simulation_is_deterministic():
+    from tilelang.plan import plan as make_plan
+
+    d = tl.library.matmul(128, 128, 128, tiling={"m": 32, "k": 32, "n": 32})
+    p = make_plan(d, strategy="greedy")
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((128, 128)), rng.standard_normal((128, 128))
+    r1, r2 = simulator.simulate(p, A=a, B=b), simulator.simulate(p, A=a, B=b)
+    assert r1.cycles == r2.cycles and r1.stats.events == r2.stats.events
+    assert r1.outputs["C"].tobytes() == r2.outputs["C"].tobytes()
+    assert r1.trace.spans() == r2.trace.spans()
+    assert r1.stats.report() == r2.stats.report()
+
+
 # -- one DMA, one kernel -----------------------------------------------------------------
 
 
@@ -333,3 +372,36 @@ def test_trace_spans_of_a_pipeline(tmp_path):
     assert {"worker (0, 2)", "shim (0,0) mm2s 0", "compute (0,2) s2mm 0", "runtime sequence"} <= names
     x = [e for e in events if e["ph"] == "X"]
     assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in x)
+
+
+def test_trace_of_a_planned_multicore_design_is_valid_chrome_json(tmp_path):
+    import json
+
+    from tilelang.plan import plan as make_plan
+
+    d = tl.library.matmul(128, 128, 128, tiling={"m": 32, "k": 32, "n": 32})
+    res = simulator.simulate(make_plan(d, strategy="greedy"))
+    path = tmp_path / "gemm.json"
+    res.trace.save(path)
+    doc = json.loads(path.read_text())  # parses as JSON
+    events = doc["traceEvents"]
+    assert doc["otherData"]["clock_hz"] == tl.device("npu1").clock_hz
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    processes = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    names = set(threads.values())
+    # A track per core and per DMA channel, each in its group.
+    for core in res.stats.cores:
+        assert any(n.startswith(f"{core} (") for n in names), core
+    assert set(res.stats.channels) <= names
+    by_name = {n: pid for (pid, _), n in threads.items()}
+    assert {processes[by_name[c]] for c in res.stats.channels} == {"DMA channels"}
+    spans = [e for e in events if e["ph"] == "X"]
+    end_us = res.cycles * 1e6 / tl.device("npu1").clock_hz
+    for e in spans:
+        assert (e["pid"], e["tid"]) in threads
+        assert e["dur"] >= 0 and e["ts"] >= 0 and e["ts"] + e["dur"] <= end_us + 1e-9
+    busy_tracks = {threads[(e["pid"], e["tid"])] for e in spans}
+    for core in res.stats.cores:  # every core ran kernels
+        assert any(t.startswith(f"{core} (") for t in busy_tracks), core
+    for name, ch in res.stats.channels.items():  # every channel that moved data shows its transfers
+        assert (name in busy_tracks) == (ch.transfers > 0), name

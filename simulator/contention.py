@@ -1,0 +1,108 @@
+"""Memory-bank contention between running kernel calls and the DMA transfers on their tile.
+
+Each data-memory bank serves one access per cycle and arbitrates round-robin
+between requesters, stalling the losers for a cycle ([AM020] "Memory
+Arbitration"). A kernel call's timing (``cost.call_timing``) already charges
+its own accesses per bank; this module adds the DMA's. While a transfer
+streams into or out of a buffer in a bank a running call also uses, the DMA
+takes one bank cycle per ``DMA_ACCESS_BYTES`` it moves; when that pushes the
+bank's total past the call's busiest resource, the call ends later by the
+difference. The DMA is not slowed: its 32-bit stream needs the bank once every
+few cycles and the stream switch's FIFOs ([AM020] "Stream Switch Buffering")
+absorb a lost cycle, while a load-bound kernel has no slack.
+
+Each (call, transfer) pair is charged once, by whichever starts second, for
+the cycles their intervals overlap (the call's end as known then).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+
+from simulator.cost import DMA_ACCESS_BYTES, CallTiming
+
+#: Records kept per bank before the finished ones are dropped (finished ones only cost a
+#: comparison each; dropping them at every step would cost an allocation each).
+_PRUNE_AT = 4
+
+
+class RunningCall:
+    """A kernel call in progress and the DMA cycles charged to its banks.
+
+    Attributes:
+        start: the cycle it started.
+        end: the cycle it ends, contention included so far.
+        timing: its cycles without contention, bound and per-bank demand.
+        extra: cycles the DMA's accesses add to it so far.
+    """
+
+    __slots__ = ("dma", "end", "extra", "start", "timing")
+
+    def __init__(self, start: int, timing: CallTiming) -> None:
+        self.start = start
+        self.end = start + timing.cycles
+        self.timing = timing
+        self.extra = 0
+        self.dma: dict[Hashable, float] = {}
+
+    def charge(self, bank: Hashable, cycles: float) -> None:
+        """Add ``cycles`` of DMA accesses to ``bank``; the call ends later if the bank now binds."""
+        dma = self.dma
+        dma[bank] = dma.get(bank, 0.0) + cycles
+        t = self.timing
+        worst = max(t.banks[b] + c for b, c in dma.items())
+        extra = math.ceil(worst - t.bound)
+        if extra > self.extra:
+            self.end += extra - self.extra
+            self.extra = extra
+
+
+class Contention:
+    """Running calls and transfers in flight, per memory bank.
+
+    Attributes:
+        watched: the banks some kernel call can touch; transfers elsewhere are ignored.
+    """
+
+    def __init__(self, watched: set[Hashable]) -> None:
+        self.watched = watched
+        self._calls: dict[Hashable, list[RunningCall]] = {}
+        self._transfers: dict[Hashable, list[tuple[int, int, float]]] = {}
+
+    def call_started(self, now: int, timing: CallTiming) -> RunningCall:
+        """Register a call starting now; charge it for transfers already in flight on its banks."""
+        call = RunningCall(now, timing)
+        transfers, calls = self._transfers, self._calls
+        for bank in timing.banks:
+            for _, end, per_cycle in transfers.get(bank, ()):
+                overlap = min(end, call.end) - now
+                if overlap > 0:
+                    call.charge(bank, overlap * per_cycle)
+            running = calls.get(bank)
+            if running is None:
+                calls[bank] = [call]
+            else:
+                if len(running) >= _PRUNE_AT:
+                    running[:] = [c for c in running if c.end > now]
+                running.append(call)
+        return call
+
+    def transfer_started(self, banks: list[Hashable], start: int, end: int, bytes_per_cycle: float) -> None:
+        """Register a transfer over ``[start, end)`` touching ``banks``; charge the calls running there."""
+        per_cycle = bytes_per_cycle / DMA_ACCESS_BYTES
+        watched, transfers = self.watched, self._transfers
+        for bank in banks:
+            if bank not in watched:
+                continue
+            for call in self._calls.get(bank, ()):
+                overlap = min(end, call.end) - max(start, call.start)
+                if overlap > 0:
+                    call.charge(bank, overlap * per_cycle)
+            live = transfers.get(bank)
+            if live is None:
+                transfers[bank] = [(start, end, per_cycle)]
+            else:
+                if len(live) >= _PRUNE_AT:
+                    live[:] = [t for t in live if t[1] > start]
+                live.append((start, end, per_cycle))
