@@ -52,10 +52,10 @@ def build_bank_model(problems: list[BankProblem]) -> tuple[pulp.LpProblem, dict[
             x[it.name] = {}
             for k in range(bp.mem.banks):
                 if it.size <= bp.free[k]:
-                    v = pulp.LpVariable(f"b_{it.name}_{k}", cat="Binary")
+                    v = prob.add_variable(f"b_{it.name}_{k}", 0, 1, cat="Binary")
                     v.setInitialValue(1 if warm.get(it.name) == k else 0)
                     x[it.name][k] = v
-            miss = pulp.LpVariable(f"u_{it.name}", cat="Binary")
+            miss = prob.add_variable(f"u_{it.name}", 0, 1, cat="Binary")
             miss.setInitialValue(0 if it.name in warm else 1)
             prob += pulp.lpSum(x[it.name].values()) + miss == 1, f"one_{it.name}"
             cost.append(UNPLACED * miss)
@@ -71,7 +71,7 @@ def build_bank_model(problems: list[BankProblem]) -> tuple[pulp.LpProblem, dict[
                 here = [x[it.name][k] for it in mine if k in x[it.name]]
                 if len(here) < 2:
                     continue
-                extra = pulp.LpVariable(f"c_{t}_{sid}_{k}", 0)
+                extra = prob.add_variable(f"c_{t}_{sid}_{k}", 0)
                 extra.setInitialValue(max(0, sum(1 for it in mine if warm.get(it.name) == k) - 1))
                 prob += extra >= pulp.lpSum(here) - 1, f"apart_{t}_{sid}_{k}"
                 cost.append(extra)
@@ -96,7 +96,7 @@ def ilp_banks(solver: str, time_limit: float) -> tuple[BankChooser, BankSolve]:
         prob, x = build_bank_model(problems)
         sol = solve_model(prob, solver, time_limit)
         if not sol.values:
-            record.method, record.status, record.objective, record.gap = "ilp->first-fit", "timeout", None, None
+            record.method, record.status, record.objective, record.gap = "ilp->first-fit", sol.status, None, None
             return first
         out = {}
         for name, banks in x.items():

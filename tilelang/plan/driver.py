@@ -11,7 +11,6 @@ out of the Plan's JSON (``SolveInfo.seconds`` is 0.0; the times are in
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 from tilelang.errors import PlanError
 from tilelang.ir.design import Design
@@ -29,14 +28,6 @@ from tilelang.plan.routing import Routing, route_flows
 from tilelang.plan.solve import check_solver
 
 STRATEGIES = ("ilp", "greedy")
-
-
-@dataclass(frozen=True)
-class Step:
-    """One decision's outcome and how it was made."""
-
-    info: SolveInfo
-    seconds: float
 
 
 def _check_args(design: object, solver: str, time_limit: object, strategy: str) -> str:
@@ -117,7 +108,7 @@ def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: 
     timings: dict[str, float] = {}
 
     t0 = time.monotonic()
-    budget = min(_share(deadline, 0.35), placement_cap(problem))
+    budget = _share(deadline, 0.35)
     placement, place_info = _place(problem, strategy, solver, budget)
     timings["placement"] = time.monotonic() - t0
     t0 = time.monotonic()
@@ -137,15 +128,6 @@ def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: 
     timings["routing"] = time.monotonic() - t0
     timings["total"] = time.monotonic() - start
     return _assemble(problem, placement, carriage, shared_at, buffers, routing, place_info, buf_info, timings)
-
-
-def placement_cap(problem: Problem) -> float:
-    """Seconds the placement ILP may take at most, whatever the time limit.
-
-    Proving a placement optimal can take long on symmetric designs; the greedy
-    warm start makes an early incumbent good, and the gap is reported.
-    """
-    return 2.0 + 0.02 * len(problem.cores)
 
 
 def _resources(problem: Problem, placement: Placement, strategy: str, solver: str, deadline: float):

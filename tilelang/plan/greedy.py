@@ -47,7 +47,7 @@ def core_fifos(problem: Problem) -> dict[str, list[FifoSpec]]:
     return out
 
 
-def _order(problem: Problem, touching: dict[str, list[FifoSpec]]) -> list[str]:
+def order_cores(problem: Problem, touching: dict[str, list[FifoSpec]]) -> list[str]:
     """Pinned cores, then breadth-first over shared fifos, starting each component in design order."""
     pins = problem.pin_map
     seen: list[str] = [c for c in problem.cores if c in pins]
@@ -111,7 +111,7 @@ def place_cores(problem: Problem) -> dict[str, Coord]:
     touching = core_fifos(problem)
     placed: dict[str, Coord] = dict(problem.pins)
     taken = set(placed.values())
-    for core in _order(problem, touching):
+    for core in order_cores(problem, touching):
         if core in placed:
             continue
         free = [t for t in tiles if t not in taken]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from tilelang.devices import Device
 from tilelang.errors import PlanError
-from tilelang.ir.design import Core, Design, Link, LinkKind, Loop, Port, Release, Stmt
+from tilelang.ir.design import Design, Link, LinkKind, Loop, Release, Stmt
 from tilelang.ir.verify import HOST, fifo_ends
 
 Coord = tuple[int, int]
@@ -155,11 +155,6 @@ def _released(body: tuple[Stmt, ...], fifo: str) -> int:
         elif isinstance(s, Loop):
             n += s.trip_count * _released(s.body, fifo)
     return n
-
-
-def _core_elements(core: Core, fifo: str, port: Port) -> int:
-    del port  # a core's releases count its elements on either side
-    return _released(core.body, fifo)
 
 
 def _traffic(design: Design, ends: dict) -> dict[str, int]:

@@ -48,6 +48,7 @@ class CGState:
         rounds: pricing rounds done.
         converged: no column with negative reduced cost remained.
         slack: (edge, channels over capacity) in the last LP solution, where any.
+        clocked: stopped by the time budget rather than by convergence or the round limit.
     """
 
     columns: tuple[tuple[tuple[int, ...], ...], ...]
@@ -56,6 +57,7 @@ class CGState:
     rounds: int
     converged: bool
     slack: tuple[tuple[int, float], ...] = ()
+    clocked: bool = False
 
     @property
     def infeasible(self) -> bool:
@@ -190,9 +192,10 @@ def column_generation(
         best_lb = lag if best_lb is None else max(best_lb, lag)
         proven = best_lb >= lp - _EPS  # the bound meets the LP: no column can improve it
         done = proven or (added == 0 and (exact or not any(len(f[1]) > 1 for f in flows)))
-        state = CGState(tuple(tuple(c) for c in columns), best_lb, lp, rnd, done, master.slack)
+        clocked = not done and time.monotonic() - start > budget
+        state = CGState(tuple(tuple(c) for c in columns), best_lb, lp, rnd, done, master.slack, clocked)
         report(state)
-        if done or time.monotonic() - start > budget:
+        if done or clocked:
             break
         # Heuristic pricing ran dry: price broadcasts exactly from now on (to prove the bound).
         exact = exact or added == 0

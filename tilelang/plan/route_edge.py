@@ -98,7 +98,7 @@ def build_edge_model(
         src = flow[0]
         dests = tuple(d for d in flow[1] if d != src)  # a destination on the source tile needs no link
         edges = region_edges(fab, region(fab, flow, tree, margin), src) if dests else []
-        xi = {e: pulp.LpVariable(f"x_{i}_{e}", cat="Binary") for e in edges}
+        xi = {e: prob.add_variable(f"x_{i}_{e}", 0, 1, cat="Binary") for e in edges}
         warm = set(tree or ())
         for e, v in xi.items():
             v.setInitialValue(1 if e in warm else 0)
@@ -115,11 +115,11 @@ def build_edge_model(
             _conservation(prob, f"f{i}", xi, fab, src, dests[0])
             continue
         for k, d in enumerate(dests):
-            y = {e: pulp.LpVariable(f"y_{i}_{k}_{e}", 0, 1) for e in edges}
+            y = {e: prob.add_variable(f"y_{i}_{k}_{e}", 0, 1) for e in edges}
             _conservation(prob, f"f{i}_d{k}", y, fab, src, d)
             for e in edges:
                 prob += y[e] <= xi[e], f"f{i}_d{k}_use_{e}"
-    most = pulp.LpVariable("most_used", 0)
+    most = prob.add_variable("most_used", 0)
     most.setInitialValue(max((sum(1 for t in trees if t and e in t) for e in load), default=0))
     for e in sorted(load):
         prob += pulp.lpSum(load[e]) <= fab.cap[e], f"cap_{e}"

@@ -82,7 +82,7 @@ def _master_ip(
     for i, cols in enumerate(state.columns):
         row = []
         for k, t in enumerate(cols):
-            v = pulp.LpVariable(f"t_{i}_{k}", cat="Binary")
+            v = prob.add_variable(f"t_{i}_{k}", 0, 1, cat="Binary")
             if warm is not None:
                 v.setInitialValue(1 if tuple(sorted(warm[i])) == t else 0)
             row.append(v)
@@ -91,7 +91,7 @@ def _master_ip(
                 load.setdefault(e, []).append(v)
         prob += pulp.lpSum(row) == 1, f"one_{i}"
         lam.append(row)
-    most = pulp.LpVariable("most_used", 0)
+    most = prob.add_variable("most_used", 0)
     for e in sorted(load):
         prob += pulp.lpSum(load[e]) <= fab.cap[e], f"cap_{e}"
         prob += pulp.lpSum(load[e]) <= most, f"max_{e}"
@@ -167,9 +167,13 @@ def ilp_route(
     state: CGState | None = cg.result
     lower = state.lower_bound if state is not None else None
     method = "ilp-cg"
+    # a step stopped by the clock, not by its own end: the result may differ run to run
+    cut = cg.status != "done" or (state is not None and state.clocked)
     if state is not None and left() > 0.2:
         prob, lam = _master_ip(fab, state, best, w)
-        picked = _picked(state, lam, solve_model(prob, solver, 0.6 * left()))
+        sol = solve_model(prob, solver, 0.6 * left())
+        cut = cut or sol.status not in ("optimal", "infeasible")
+        picked = _picked(state, lam, sol)
         if _legal(fab, flows, picked) and (best is None or objective(fab, picked, w) < objective(fab, best, w) - 1e-9):
             best = picked
     if best is not None and lower is not None and objective(fab, best, w) - lower > 1e-6:
@@ -177,6 +181,7 @@ def ilp_route(
         if size <= EDGE_MODEL_LIMIT and left() > 0.5:
             prob, x = build_edge_model(fab, flows, best, w)
             sol = solve_model(prob, solver, left() - 0.1)
+            cut = cut or sol.status not in ("optimal", "infeasible")
             trees = _edge_trees(x, sol)
             if _legal(fab, flows, trees) and objective(fab, trees, w) < objective(fab, best, w) - 1e-9:
                 best, method = trees, "ilp-edge"
@@ -188,6 +193,6 @@ def ilp_route(
     gap = None if lower is None else max(0.0, (obj - lower) / max(obj, 1e-9))
     if gap is not None and gap < 1e-7:
         gap = 0.0
-    status = "optimal" if gap == 0.0 else "feasible"
+    status = "optimal" if gap == 0.0 else ("time-limited" if cut else "feasible")
     info = SolveInfo(method, status, 0.0, obj, gap)
     return Routing(fab.device, to_routes(fab, flows, best), gap, info, obj)

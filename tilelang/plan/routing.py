@@ -81,7 +81,7 @@ def check_flows(fab: Fabric, flows: object) -> list[Flow]:
     Raises:
         PlanError: a malformed flow or a tile off the array.
     """
-    if not isinstance(flows, Sequence):
+    if not isinstance(flows, Sequence) or isinstance(flows, str):
         raise PlanError(f"flows must be a list of (source, [dests]), got {type(flows).__name__}")
     out = []
     for i, fl in enumerate(flows):

@@ -21,6 +21,7 @@ import re
 import signal
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -141,7 +142,8 @@ class Solution:
     """A solved model: status, variable values by name, objective and proven bound.
 
     Attributes:
-        status: "optimal", "feasible" (stopped with an incumbent), "infeasible" or "none".
+        status: "optimal", "feasible" (stopped with an incumbent), "infeasible", "none"
+            (no solution), "timeout" (killed at the deadline) or "error" (the solver failed).
         values: variable name -> value (empty without a solution).
         objective: objective of the incumbent.
         bound: proven lower bound on the optimum (minimisation), when known.
@@ -153,6 +155,7 @@ class Solution:
     objective: float | None
     bound: float | None
     duals: dict[str, float]
+    message: str = ""
 
     @property
     def gap(self) -> float | None:
@@ -201,7 +204,10 @@ def solve_in_process(prob: pulp.LpProblem, solver: str, time_limit: float, mip: 
     if solver == "cbc":
         with tempfile.NamedTemporaryFile("r", suffix=".log", delete=True) as fh:
             warm = mip and any(v.varValue is not None for v in prob.variables())
-            cmd = pulp.PULP_CBC_CMD(mip=mip, msg=False, timeLimit=limit, threads=1, logPath=fh.name, warmStart=warm)
+            with warnings.catch_warnings():
+                # PuLP 3 deprecates its bundled CBC in favour of a separate install; the bundled one is what we ship.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                cmd = pulp.PULP_CBC_CMD(mip=mip, msg=False, timeLimit=limit, threads=1, logPath=fh.name, warmStart=warm)
             prob.solve(cmd)
             log = fh.read()
         bound = _cbc_bound(log)
@@ -228,7 +234,7 @@ def _solution(prob: pulp.LpProblem, bound: float | None, mip: bool, log: str) ->
     else:
         return Solution("none", {}, None, bound, {})
     values = {v.name: (v.varValue if v.varValue is not None else 0.0) for v in prob.variables()}
-    duals = {} if mip else {k: (c.pi if c.pi is not None else 0.0) for k, c in prob.constraints.items()}
+    duals = {} if mip else {c.name: (c.pi if c.pi is not None else 0.0) for c in prob.constraints()}
     obj = pulp.value(prob.objective)
     objective = float(obj) if obj is not None else 0.0
     if kind == "optimal":
@@ -251,11 +257,12 @@ def solve_model(prob: pulp.LpProblem, solver: str, time_limit: float, mip: bool 
         mip: False for an LP relaxation (duals are returned).
 
     Returns:
-        The :class:`Solution`; status "none" when the deadline passed with no incumbent.
+        The :class:`Solution`; status "timeout" when the deadline passed first, "error"
+        (with the message) when the solver process failed.
     """
     solver = check_solver(solver)
     soft = max(0.05, time_limit - SOFT_MARGIN) if time_limit > 2 * SOFT_MARGIN else time_limit * 0.8
     out = run_with_deadline(_model_job, (prob, solver, soft, mip), time_limit)
     if out.status == "done":
         return out.result
-    return Solution("none", {}, None, None, {})
+    return Solution(out.status, {}, None, None, {}, out.message)

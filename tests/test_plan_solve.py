@@ -1,0 +1,89 @@
+"""Tests of the deadline-bounded solving (tilelang/plan/solve.py) and the exact Steiner trees."""
+
+from __future__ import annotations
+
+import time
+
+import pulp
+import pytest
+
+import tilelang as tl
+from tilelang.errors import PlanError
+from tilelang.plan.fabric import fabric, prune_tree, steiner_tree, tree_reaches
+from tilelang.plan.solve import run_with_deadline, solve_model
+from tilelang.plan.steiner import steiner_exact
+
+
+def _sleeper(report, steps):
+    for i in range(steps):
+        report(i)
+        time.sleep(0.05)
+    time.sleep(60)
+    return "never"
+
+
+def _raiser(report):
+    raise PlanError("tile (1,2) ran out")
+
+
+def _crasher(report):
+    raise ZeroDivisionError("boom")
+
+
+def test_a_job_past_its_deadline_is_killed_keeping_its_last_report():
+    start = time.monotonic()
+    out = run_with_deadline(_sleeper, (3,), 0.8)
+    assert time.monotonic() - start < 3.0
+    assert out.status == "timeout" and out.result == 2
+
+
+def test_plan_errors_cross_the_process_boundary():
+    with pytest.raises(PlanError, match=r"tile \(1,2\) ran out"):
+        run_with_deadline(_raiser, (), 5)
+
+
+def test_other_failures_are_reported_not_raised():
+    out = run_with_deadline(_crasher, (), 5)
+    assert out.status == "error" and "ZeroDivisionError: boom" in out.message
+
+
+@pytest.mark.parametrize("solver", ["cbc", "highs"])
+def test_solve_model_optimal_with_bound_and_duals(solver):
+    prob = pulp.LpProblem("k", pulp.LpMinimize)
+    x = prob.add_variable("x", 0, 10, cat="Integer")
+    y = prob.add_variable("y", 0, 10, cat="Integer")
+    prob += 3 * x + 2 * y
+    prob += x + y >= 3.5, "cover"
+    sol = solve_model(prob, solver, 10)
+    assert sol.status == "optimal" and sol.objective == pytest.approx(8.0) and sol.gap == 0.0
+    assert sol.values["y"] == pytest.approx(4.0)
+    lp = solve_model(prob, solver, 10, mip=False)
+    assert lp.objective == pytest.approx(7.0)
+    assert lp.duals["cover"] == pytest.approx(2.0)
+
+
+def test_infeasible_model():
+    prob = pulp.LpProblem("k", pulp.LpMinimize)
+    x = prob.add_variable("x", 0, 1, cat="Binary")
+    prob += x
+    prob += x >= 2, "impossible"
+    assert solve_model(prob, "cbc", 10).status == "infeasible"
+
+
+def test_exact_steiner_beats_or_matches_the_heuristic_and_is_a_tree():
+    fab = fabric(tl.device("npu2"))
+    unit = [1.0] * len(fab.links)
+    cases = [((0, 2), [(7, 5), (7, 2), (3, 5)]), ((4, 1), [(0, 5), (7, 5), (4, 3), (2, 2)])]
+    for src, dests in cases:
+        exact, cost = steiner_exact(fab, src, dests, unit)
+        heur = steiner_tree(fab, src, dests, unit)
+        assert exact is not None and tree_reaches(fab, src, dests, exact)
+        assert len(prune_tree(fab, src, dests, exact)) == cost <= len(heur)
+
+
+def test_exact_steiner_on_a_known_instance():
+    # a source under the middle of three cores on one row: 1 link up... then 1 west and 1 east
+    fab = fabric(tl.device("npu1"))
+    unit = [1.0] * len(fab.links)
+    _, cost = steiner_exact(fab, (1, 2), [(0, 3), (1, 3), (2, 3)], unit)
+    assert cost == 3.0

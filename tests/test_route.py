@@ -1,0 +1,204 @@
+"""Tests of tl.route: the contract, exactness against brute force, capacity, errors, the baseline.
+
+The brute force enumerates every combination of candidate trees (unions of
+one simple path per destination, pruned to a tree) on tiny instances and
+takes the least objective (links used + weight x the most used link) among
+those within capacity. npu1 link capacities (docs/devices.md): 6 channels
+north, 4 south, 4 east/west on compute rows, none east/west on memtiles.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_plan_checks import check_routes_legal
+
+import tilelang as tl
+from tilelang.errors import PlanError
+from tilelang.plan import route
+from tilelang.plan.fabric import fabric
+from tilelang.plan.negotiated import negotiate
+from tilelang.plan.route_ilp import default_weight
+from tilelang.plan.routing import check_flows
+
+
+def simple_paths(device, a, b, limit):
+    """Every simple path a -> b of at most ``limit`` links, as link tuples."""
+    out = []
+
+    def walk(t, seen, path):
+        if t == b:
+            out.append(tuple(path))
+            return
+        if len(path) >= limit:
+            return
+        for n in device.neighbours(t):
+            if n not in seen and device.link_capacity(t, n) > 0:
+                walk(n, seen | {n}, [*path, (t, n)])
+
+    walk(a, {a}, [])
+    return out
+
+
+def candidate_trees(device, src, dests, slack):
+    per_dest = []
+    for d in dests:
+        limit = abs(src[0] - d[0]) + abs(src[1] - d[1]) + slack
+        per_dest.append(simple_paths(device, src, d, limit))
+    trees = set()
+    for combo in itertools.product(*per_dest):
+        links = set().union(*map(set, combo))
+        # keep it only if it is a tree (each tile entered once)
+        heads = [b for _, b in links]
+        if len(heads) == len(set(heads)):
+            trees.add(frozenset(links))
+    return list(trees)
+
+
+def brute_force(device, flows, slack=2):
+    w = 1.0 / (max(fabric(device).cap) + 1)
+    cands = [candidate_trees(device, s, ds, slack) for s, ds in flows]
+    best = None
+    for combo in itertools.product(*cands):
+        use: dict = {}
+        for t in combo:
+            for link in t:
+                use[link] = use.get(link, 0) + 1
+        if any(n > device.link_capacity(*link) for link, n in use.items()):
+            continue
+        obj = sum(len(t) for t in combo) + w * max(use.values(), default=0)
+        best = obj if best is None else min(best, obj)
+    return best
+
+
+# -- the contract --------------------------------------------------------------------------------
+
+
+def test_routes_in_input_order_with_usage_and_metrics():
+    dev = tl.device("npu1")
+    flows = [((0, 0), [(0, 2)]), ((1, 0), [(1, 5), (3, 4)]), ((0, 2), [(0, 0)])]
+    r = route(dev, flows)
+    assert [x.source for x in r.routes] == [(0, 0), (1, 0), (0, 2)]
+    assert r.routes[1].dests == ((1, 5), (3, 4))
+    check_routes_legal(dev, r.routes)
+    # the broadcast shares (1,0)..(1,4), then one link up and two east: 4 + 1 + 2
+    assert r.wirelength == sum(len(x.links) for x in r.routes) == 2 + (4 + 1 + 2) + 2
+    usage = r.link_usage()
+    assert sum(usage.values()) == r.wirelength
+    assert r.max_utilisation == max(n / dev.link_capacity(a, b) for (a, b), n in usage.items())
+    assert r.gap == 0.0
+
+
+def test_broadcast_is_one_tree():
+    dev = tl.device("npu1")
+    r = route(dev, [((2, 1), [(2, 2), (2, 3), (2, 4), (2, 5)])])
+    (t,) = r.routes
+    assert sorted(t.links) == [((2, 1), (2, 2)), ((2, 2), (2, 3)), ((2, 3), (2, 4)), ((2, 4), (2, 5))]
+
+
+def test_destination_on_the_source_needs_no_link():
+    r = route("npu1", [((1, 1), [(1, 1)])])
+    assert r.routes[0].links == () and r.wirelength == 0
+
+
+@pytest.mark.parametrize("solver", ["cbc", "highs"])
+@pytest.mark.parametrize(
+    "flows",
+    [
+        [((0, 5), [(0, 3)])] * 5,  # 4 channels south: the fifth flow detours through column 1
+        [((0, 2), [(1, 5)]), ((1, 2), [(0, 5)]), ((0, 4), [(1, 2)])],
+        [((0, 1), [(0, 3), (1, 4)]), ((1, 5), [(0, 2)])],
+        [((1, 0), [(0, 5)]), ((0, 0), [(1, 5)]), ((0, 3), [(1, 3), (0, 5)])],
+    ],
+)
+def test_exact_optimum_matches_brute_force(flows, solver):
+    dev = tl.device("npu1_2col")
+    r = route(dev, flows, solver=solver, time_limit=20)
+    check_routes_legal(dev, r.routes)
+    assert r.gap == 0.0
+    assert r.objective == pytest.approx(brute_force(dev, flows), abs=1e-9)
+
+
+def test_crowded_link_is_named():
+    # one column: seven flows north over (0,2)->(0,3), which has 6 channels, and no detour
+    with pytest.raises(PlanError, match=r"no routing: link \(0,2\)->\(0,3\) north needs 7 channels, has 6"):
+        route("npu1_1col", [((0, 2), [(0, 3)])] * 7, time_limit=10)
+
+
+def test_crowded_but_feasible_fills_links_to_capacity():
+    r = route("npu1_1col", [((0, 2), [(0, 3)])] * 6)
+    assert r.link_usage()[((0, 2), (0, 3))] == 6 and r.max_utilisation == 1.0
+
+
+@pytest.mark.parametrize(
+    "flows, message",
+    [
+        ("nope", "flows must be a list"),
+        ([((0, 0), [])], "has no destination"),
+        ([((0, 0), [(9, 9)])], r"flow 0 destination: \(9, 9\) is not a tile of npu1"),
+        ([((0, 0),)], "expected \\(source, \\[dests\\]\\)"),
+    ],
+)
+def test_bad_flows(flows, message):
+    with pytest.raises(PlanError, match=message):
+        route("npu1", flows)
+
+
+def test_bad_solver_and_time_limit():
+    with pytest.raises(PlanError, match="unknown solver"):
+        route("npu1", [((0, 0), [(0, 2)])], solver="glpk")
+    with pytest.raises(PlanError, match="time_limit"):
+        route("npu1", [((0, 0), [(0, 2)])], time_limit=-1)
+
+
+# -- the baseline and the fallback ---------------------------------------------------------------
+
+
+def random_flows(device, n, span, seed):
+    rng = random.Random(seed)
+    tiles = device.tiles("compute")
+    flows = []
+    for _ in range(n):
+        s = rng.choice(tiles)
+        k = 1 if rng.random() < 0.7 else rng.randint(2, 3)
+        dests = []
+        while len(dests) < k:
+            d = rng.choice(tiles)
+            if d != s and abs(d[0] - s[0]) <= span and d not in dests:
+                dests.append(d)
+        flows.append((s, dests))
+    return flows
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["npu1", "npu2", "xcve2302"]), st.integers(1, 60), st.integers(0, 10_000))
+def test_ilp_is_legal_and_no_longer_than_negotiated(name, n, seed):
+    dev = tl.device(name)
+    flows = random_flows(dev, n, 3, seed)
+    base = negotiate(fabric(dev), check_flows(fabric(dev), flows))
+    try:
+        r = route(dev, flows, time_limit=20)
+    except PlanError as e:
+        assert not base.legal and str(e).startswith("no routing")
+        return
+    check_routes_legal(dev, r.routes)
+    if base.legal:
+        assert r.wirelength <= base.wirelength
+    assert r.gap is not None and r.gap >= 0.0
+
+
+def test_large_instance_under_a_short_deadline_still_routes():
+    dev = tl.device("xcvc1902")
+    flows = random_flows(dev, 200, 6, 7)
+    r = route(dev, flows, time_limit=1.0)
+    check_routes_legal(dev, r.routes)
+    assert len(r.routes) == 200
+
+
+def test_default_weight_keeps_wirelength_first():
+    fab = fabric(tl.device("npu1"))
+    assert default_weight(fab) * max(fab.cap) < 1.0

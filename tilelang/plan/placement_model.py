@@ -1,0 +1,262 @@
+"""The placement ILP model: variables and one function per constraint family.
+
+Every agent gets a one-hot choice of tile: cores among compute tiles, links
+among memtiles, host ends among NoC shims. An agent with a single candidate
+(a pinned core, or a core held fixed by the neighbourhood search) is a
+constant, not a variable. The objective sums, over every producer/consumer
+pair of every fifo, the fifo's weight times the Manhattan distance of the
+pair, 0 for a pair of cores sharing a memory (IRON's shared-memory object
+fifo). A pair's distance is linearised exactly by ``w[t,u] = x[a,t] x[b,u]``
+through its row and column sums (``w[t,t]`` left out for two cores, which is
+what makes the LP bound useful); pairs with too many candidate products use
+column and row differences with a big-M sharing term instead.
+
+Constraint families: one core per tile; per core, streamed fifos within its
+DMA channels and own buffers within its memory (a consumer's copy vanishes
+when shared); per memtile, its links' channels, bytes, BDs and locks; per
+shim, host ends per direction.
+"""
+
+from __future__ import annotations
+
+import pulp
+
+from tilelang.ir.verify import HOST
+from tilelang.plan.carriage import MM2S, S2MM, Placement, common_memories, link_needs
+from tilelang.plan.fabric import manhattan
+from tilelang.plan.problem import Coord, FifoSpec, Problem
+from tilelang.plan.resources import STACK_BYTES
+
+#: Largest (tiles of a) x (tiles of b) for the exact product linearisation of a pair's distance.
+PAIR_LIMIT = 600
+
+Choice = dict[Coord, object]  # tile -> LpVariable, or the constant 1 for a fixed agent
+
+
+def key_of(agent: str, fifo: str) -> str:
+    """The placed entity behind an agent's end of a fifo (host ends are per fifo)."""
+    return f"host@{fifo}" if agent == HOST else agent
+
+
+def weights(problem: Problem) -> dict[str, float]:
+    """Objective weight of each fifo: its bytes, scaled so the heaviest weighs 100."""
+    top = max((f.traffic for f in problem.fifos), default=1)
+    return {f.name: 100.0 * f.traffic / top for f in problem.fifos}
+
+
+class PlacementModel:
+    """One placement ILP.
+
+    Args:
+        problem: the planning problem.
+        start: the warm start (and the tiles of cores held fixed).
+        movable: cores free to move (None: all unpinned cores).
+        radius: a movable core only considers tiles this close to its start (None: all).
+    """
+
+    def __init__(self, problem: Problem, start: Placement, movable: frozenset[str] | None, radius: int | None) -> None:
+        self.p, self.dev, self.start = problem, problem.device, start
+        self.prob = pulp.LpProblem("placement", pulp.LpMinimize)
+        self.assign: dict[str, Choice] = {}
+        self.shared: dict[str, object] = {}
+        self.cost: list = []
+        self._candidates(movable, radius)
+
+    # -- variables ------------------------------------------------------------------------
+
+    def _var(self, name: str, warm: float, cat: str = "Binary") -> pulp.LpVariable:
+        v = self.prob.add_variable(name, 0, None if cat != "Binary" else 1, cat=cat)
+        v.setInitialValue(warm)
+        return v
+
+    def _candidates(self, movable: frozenset[str] | None, radius: int | None) -> None:
+        dev, pins = self.dev, self.p.pin_map
+        fixed = {c: t for c, t in self.start.cores.items() if c in pins or (movable is not None and c not in movable)}
+        held = set(fixed.values())
+        free = [t for t in dev.tiles("compute") if t not in held]
+        for i, c in enumerate(self.p.cores):
+            home = self.start.cores[c]
+            if c in fixed:
+                self.assign[f"core:{c}"] = {fixed[c]: 1}
+                continue
+            tiles = free if radius is None else [t for t in free if manhattan(t, home) <= radius]
+            self._add(f"core:{c}", f"x{i}", tiles, home)
+        for i, ln in enumerate(self.p.links):
+            self._add(f"link:{ln.name}", f"y{i}", dev.tiles("mem"), self.start.links[ln.name])
+        shims = [t for t in dev.tiles("shim") if dev.is_noc_shim(t)]
+        for i, f in enumerate(self.p.fifos):
+            if HOST in f.agents:
+                self._add(f"host@{f.name}", f"z{i}", shims, self.start.hosts[f.name])
+
+    def _add(self, key: str, tag: str, tiles: list[Coord], home: Coord) -> None:
+        self.assign[key] = {t: self._var(f"{tag}_{t[0]}_{t[1]}", 1.0 if t == home else 0.0) for t in tiles}
+        self.prob += pulp.lpSum(self.assign[key].values()) == 1, f"one_{tag}"
+
+    def fixed(self, key: str) -> bool:
+        return len(self.assign[key]) == 1 and not isinstance(next(iter(self.assign[key].values())), pulp.LpVariable)
+
+    def home(self, key: str) -> Coord:
+        """The agent's tile in the warm start."""
+        for t, v in self.assign[key].items():
+            if not isinstance(v, pulp.LpVariable) or v.varValue == 1.0:
+                return t
+        raise KeyError(key)
+
+    # -- constraint families -------------------------------------------------------------------
+
+    def one_core_per_tile(self) -> None:
+        users: dict[Coord, list] = {}
+        for c in self.p.cores:
+            for t, v in self.assign[f"core:{c}"].items():
+                if isinstance(v, pulp.LpVariable):
+                    users.setdefault(t, []).append(v)
+        for t in sorted(users):
+            if len(users[t]) > 1:
+                self.prob += pulp.lpSum(users[t]) <= 1, f"tile_{t[0]}_{t[1]}"
+
+    def distances(self, weight: dict[str, float]) -> None:
+        """Weighted distance of every producer/consumer pair; a pair sharing a memory costs nothing."""
+        for i, f in enumerate(self.p.fifos):
+            a = key_of(f.producer, f.name)
+            for j, c in enumerate(f.consumers):
+                b = key_of(c, f.name)
+                if self.fixed(a) and self.fixed(b):
+                    d = self._constant(a, b, f)
+                elif self.fixed(a) or self.fixed(b) or len(self.assign[a]) * len(self.assign[b]) <= PAIR_LIMIT:
+                    d = self._product(f"{i}_{j}", a, b, f)
+                else:
+                    d = self._coordinates(f"{i}_{j}", a, b, f)
+                self.cost.append(weight[f.name] * d)
+
+    def _constant(self, a: str, b: str, f: FifoSpec) -> float:
+        ta, tb = self.home(a), self.home(b)
+        near = f.shareable and bool(common_memories(self.dev, ta, tb))
+        if f.shareable:
+            self.shared[f.name] = 1 if near else 0
+        return 0.0 if near else float(manhattan(ta, tb))
+
+    def _product(self, tag: str, a: str, b: str, f: FifoSpec) -> pulp.LpAffineExpression:
+        """Exact linearisation: w[t,u] = x[a,t] x[b,u] (just x when one side is fixed)."""
+        xa, xb = self.assign[a], self.assign[b]
+        if self.fixed(a) or self.fixed(b):
+            w = {(t, u): (vb if self.fixed(a) else va) for t, va in xa.items() for u, vb in xb.items()}
+        else:
+            ha, hb = self.home(a), self.home(b)
+            both_cores = a.startswith("core:") and b.startswith("core:")
+            w = {(t, u): self._var(f"w{tag}_{t[0]}_{t[1]}_{u[0]}_{u[1]}", float(t == ha and u == hb), "Continuous")
+                 for t in xa for u in xb if not (both_cores and t == u)}
+            for t, v in xa.items():
+                self.prob += pulp.lpSum(w[t, u] for u in xb if (t, u) in w) == v, f"wr{tag}_{t[0]}_{t[1]}"
+            for u, v in xb.items():
+                self.prob += pulp.lpSum(w[t, u] for t in xa if (t, u) in w) == v, f"wc{tag}_{u[0]}_{u[1]}"
+        near = {k for k in w if f.shareable and common_memories(self.dev, *k)}
+        if f.shareable:
+            self.shared[f.name] = pulp.lpSum(w[k] for k in sorted(near))
+        return pulp.lpSum(manhattan(*k) * v for k, v in w.items() if k not in near)
+
+    def _coordinates(self, tag: str, a: str, b: str, f: FifoSpec) -> pulp.LpAffineExpression:
+        """Column and row differences; a shareable pair's distance drops to 0 when shared."""
+        parts = []
+        for axis, name in ((0, "dc"), (1, "dr")):
+            diff = pulp.lpSum(t[axis] * v for t, v in self.assign[a].items()) - pulp.lpSum(
+                t[axis] * v for t, v in self.assign[b].items())
+            v = self._var(f"{name}{tag}", abs(self.home(a)[axis] - self.home(b)[axis]), "Continuous")
+            self.prob += v >= diff, f"{name}p{tag}"
+            self.prob += v >= -diff, f"{name}n{tag}"
+            parts.append(v)
+        d = pulp.lpSum(parts)
+        if not f.shareable:
+            return d
+        now = bool(common_memories(self.dev, self.home(a), self.home(b)))
+        s = self._var(f"s{tag}", 1.0 if now else 0.0)
+        self.shared[f.name] = s
+        for t, xa in self.assign[a].items():
+            ok = [v for u, v in self.assign[b].items() if common_memories(self.dev, t, u)]
+            self.prob += s + xa - 1 <= pulp.lpSum(ok), f"share_{tag}_{t[0]}_{t[1]}"
+        e = self._var(f"e{tag}", 0.0 if now else d.value(), "Continuous")
+        self.prob += e >= d - (self.dev.cols + self.dev.rows) * s, f"e_{tag}"
+        return e
+
+    def _add_if_variable(self, expr: pulp.LpAffineExpression, cap: float, name: str) -> None:
+        if expr.toDict():  # a constraint of constants only is the warm start's business, not the model's
+            self.prob += expr <= cap, name
+
+    def core_channels_and_memory(self) -> None:
+        """Per core: streamed fifos within the tile's DMA channels; own buffers within its memory."""
+        tile = self.dev.tiles("compute")[0]
+        cap = self.dev.memory_bytes(tile)
+        for i, c in enumerate(self.p.cores):
+            me = f"core:{c}"
+            streams = {MM2S: pulp.LpAffineExpression(), S2MM: pulp.LpAffineExpression()}
+            mem = pulp.LpAffineExpression()
+            for f in self.p.fifos:
+                if me not in f.agents:
+                    continue
+                d = MM2S if f.producer == me else S2MM
+                size = f.elem_bytes * f.depth
+                s = self.shared.get(f.name)
+                streamed = 1 if s is None else 1 - s
+                streams[d] += streamed
+                # the producer holds the buffers shared or not; a consumer's copy vanishes when shared
+                mem += size if d == MM2S else size * streamed
+            for d in (MM2S, S2MM):
+                self._add_if_variable(streams[d], self.dev.dma_channels(tile, d), f"ch_{d}_{i}")
+            self._add_if_variable(mem, cap - STACK_BYTES, f"mem_{i}")
+
+    def memtiles(self) -> None:
+        """Links' DMA channels, buffer bytes, BDs and locks within each memtile."""
+        if not self.p.links:
+            return
+        for m in self.dev.tiles("mem"):
+            have = {
+                MM2S: self.dev.dma_channels(m, MM2S),
+                S2MM: self.dev.dma_channels(m, S2MM),
+                "bytes": self.dev.memory_bytes(m),
+                "bds": self.dev.buffer_descriptors(m),
+                "locks": self.dev.locks(m),
+            }
+            for k, cap in have.items():
+                use = [link_needs(self.p, ln.name)[k] * self.assign[f"link:{ln.name}"][m] for ln in self.p.links]
+                self.prob += pulp.lpSum(use) <= cap, f"m{k}_{m[0]}_{m[1]}"
+
+    def shims(self) -> None:
+        """Host ends within each shim's DMA channels per direction."""
+        for s in sorted({t for k, a in self.assign.items() if k.startswith("host@") for t in a}):
+            for d in (MM2S, S2MM):
+                ends = [
+                    self.assign[f"host@{f.name}"][s]
+                    for f in self.p.fifos
+                    if HOST in f.agents and (f.producer == HOST) == (d == MM2S)
+                ]
+                if ends:
+                    self.prob += pulp.lpSum(ends) <= self.dev.dma_channels(s, d), f"sh_{d}_{s[0]}_{s[1]}"
+
+    def result(self, values: dict[str, float]) -> Placement:
+        """The placement a solution's values pick."""
+
+        def pick(key: str) -> Coord:
+            choice = self.assign[key]
+            return max(choice, key=lambda t: (values.get(getattr(choice[t], "name", ""), 1.0 if self.fixed(key) else 0.0), t))
+
+        cores = {c: pick(f"core:{c}") for c in self.p.cores}
+        links = {ln.name: pick(f"link:{ln.name}") for ln in self.p.links}
+        hosts = {f.name: pick(f"host@{f.name}") for f in self.p.fifos if HOST in f.agents}
+        return Placement(cores, links, hosts)
+
+
+def build(problem: Problem, start: Placement, movable: frozenset[str] | None = None, radius: int | None = None) -> PlacementModel:
+    """The placement model with every constraint family, warm-started at ``start``."""
+    m = PlacementModel(problem, start, movable, radius)
+    m.one_core_per_tile()
+    m.distances(weights(problem))
+    m.core_channels_and_memory()
+    m.memtiles()
+    m.shims()
+    m.prob += pulp.lpSum(m.cost)
+    return m
+
+
+def objective_of(problem: Problem, placement: Placement) -> float:
+    """The placement objective of a given placement (everything fixed)."""
+    fixed = build(problem, placement, frozenset(), 0)
+    return float(pulp.value(pulp.lpSum(fixed.cost)) or 0.0)
