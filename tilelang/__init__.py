@@ -28,10 +28,14 @@ from tilelang.ir.dtypes import bf16, f32, i8, i16, i32
 from tilelang.ir.pattern import AccessPattern, pattern, tiles
 from tilelang.ir.plan import Plan
 from tilelang.ir.types import Tensor, TensorType, Tile, TileType
+from tilelang.plan.routing import Routing
+from tilelang.plan.tiling import Tiling
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Routing",
+    "Tiling",
     "Plan",
     "tile_contraction",
     "simulate",

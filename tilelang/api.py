@@ -22,7 +22,8 @@ def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: 
     Args:
         design: a traced or parsed design.
         solver: "cbc" (bundled with PuLP) or "highs".
-        time_limit: seconds allowed for each ILP solve (a hard deadline).
+        time_limit: seconds for the whole plan, shared among its ILP solves; each
+            solve runs in a child process killed at its share (a hard deadline).
         strategy: "ilp" (the ILPs, falling back to the heuristics when a solve
             runs out of time without a solution) or "greedy" (the heuristics only).
 

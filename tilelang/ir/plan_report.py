@@ -55,7 +55,7 @@ def render(plan: Plan) -> str:
         "solves",
         ["decision", "method", "status", "seconds", "objective", "gap"],
         [
-            [k, s.method, s.status, f"{s.seconds:.3f}", "-" if s.objective is None else f"{s.objective:g}",
+            [k, s.method, s.status, f"{plan.timings.get(k, s.seconds):.3f}", "-" if s.objective is None else f"{s.objective:g}",
              "-" if s.gap is None else f"{s.gap:.3g}"]
             for k, s in plan.solves.items()
         ],
