@@ -1,5 +1,21 @@
-"""Design factories users parameterise instead of writing from scratch."""
+"""Design factories users parameterise instead of writing from scratch (docs/library.md).
 
+Each returns a traced :class:`~tilelang.ir.design.Design` for a device and a
+core grid; plan it with ``tl.plan`` and run it with ``tl.simulate``.
+
+- :func:`matmul`: single-core and whole-array GEMM (IRON's ``whole_array``).
+- :func:`matvec`: matrix-vector product, rows dealt to the cores.
+- :func:`elementwise`: a named op, a function of tiles or a kernel over chunks.
+- :func:`reduction`: sum or max of a vector, partials combined along a chain.
+- :func:`conv2d`: k x k convolution as a sliding-window line-buffer stencil.
+- :func:`softmax`: row-wise softmax.
+"""
+
+from tilelang.library.conv2d import conv2d
+from tilelang.library.elementwise import elementwise
 from tilelang.library.matmul import matmul
+from tilelang.library.matvec import matvec
+from tilelang.library.reduction import reduction
+from tilelang.library.softmax import softmax
 
-__all__ = ["matmul"]
+__all__ = ["conv2d", "elementwise", "matmul", "matvec", "reduction", "softmax"]

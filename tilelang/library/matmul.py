@@ -1,18 +1,27 @@
 """``tl.library.matmul``: single-core and whole-array GEMM designs.
 
-The whole-array form follows IRON's whole_array example: a grid of R x C
-cores; each core (r, c) computes one m x n block of every (R*m) x (C*n) block
-of the output, accumulating over K in k-steps. A is fed through a memtile
-split (one fifo per core row, broadcast along the row), B by one broadcast
-fifo per core column, and each column's C blocks are joined in a memtile.
+The layout is IRON's ``whole_array`` example (mlir-aie
+programming_examples/basic/matrix_multiplication/whole_array): a grid of
+``R x Q`` cores; core (r, q) computes one ``m x n`` tile of every
+``(R*m) x (Q*n)`` block of C, accumulating over K in ``k``-steps.
+
+- A: one fifo per core row, filled from its own shim, staged in a memtile and
+  broadcast along the row (IRON's ``A_L3L2_i`` forwarded to ``A_L2L1_i``).
+- B: one fifo per core column, staged and broadcast down the column.
+- C: each core's tile joins its column's others in the column's memtile
+  (``C_L1L2_*`` joined into ``C_L2L3_col``) on the way back to the host.
+
+On devices without memtiles (AIE1) the same fifos run shim <-> core directly.
+``cores=1`` is mlir-aie's ``single_core`` example: the same structure on a
+1 x 1 grid.
 """
 
 from __future__ import annotations
 
 from tilelang.devices import Device
-from tilelang.devices import device as lookup_device
 from tilelang.errors import DesignError
-from tilelang.frontend.design import core, design, dma, fifo, join, split
+from tilelang.frontend.builder import FifoRef, TensorArg
+from tilelang.frontend.design import core, dma, fifo, join
 from tilelang.frontend.design import range as tl_range
 from tilelang.frontend.kernel import kernel
 from tilelang.frontend.kernel import matmul as tile_matmul
@@ -20,39 +29,56 @@ from tilelang.ir.design import Design
 from tilelang.ir.dtypes import DType, bf16, f32
 from tilelang.ir.pattern import pattern
 from tilelang.ir.types import Tensor, Tile
+from tilelang.library._common import Grid, build_design, choose_grid, has_memtiles, resolve_device, shim_channels
+from tilelang.library._movement import Move, issue
+from tilelang.plan.resources import STACK_BYTES
 
 
-def _grid(dev: Device, cores: int | tuple[int, int] | None) -> tuple[int, int]:
-    """Core rows x core columns to use."""
-    compute = dev.tiles("compute")
-    rows = len({r for _, r in compute})
-    cols = len({c for c, _ in compute})
-    if cores is None:
-        # at most 4 core rows: the memtile split of A feeds one fifo per row
-        return min(rows, 4), cols
-    if isinstance(cores, tuple):
-        r, c = cores
-    else:
-        r = min(rows, 4, cores)
-        while cores % r:
-            r -= 1
-        c = cores // r
-    if r < 1 or c < 1 or r > rows or c > cols:
-        raise DesignError(f"cores={cores!r} does not fit {dev.name}'s {rows} x {cols} compute tiles")
-    return r, c
+def _grid(dev: Device, cores: int | tuple[int, int] | None) -> Grid:
+    """Core rows x core columns.
+
+    With memtiles, at most 4 rows: a column's memtile joins one C tile per row
+    and also forwards A and B, on its 6 S2MM channels (AIE_FACTS "DMA
+    channels": memtile 6+6). Without, every core drains C through its own shim
+    S2MM channel, and the whole array is capped at 16 cores by default.
+    """
+    if has_memtiles(dev):
+        return choose_grid(dev, cores, "matmul", max_rows=4)
+    limit = shim_channels(dev, "s2mm")
+    return choose_grid(dev, cores, "matmul", max_rows=4, max_cores=min(limit, 16) if cores is None else limit)
 
 
-def _sizes(M: int, K: int, N: int, in_dtype: DType, out_dtype: DType, dev: Device, grid: tuple[int, int],
+def _sizes(M: int, K: int, N: int, in_dtype: DType, out_dtype: DType, dev: Device, grid: Grid,
            tiling: str | dict) -> tuple[int, int, int]:
+    """The per-core kernel tile (m, k, n): the tiling ILP's choice, or the user's."""
     if tiling == "auto":
-        from tilelang.plan.tiling import tile_contraction
+        from tilelang.api import tile_contraction
 
         choice = tile_contraction("mk,kn->mn", {"m": M, "k": K, "n": N}, (in_dtype, in_dtype, out_dtype), dev,
-                                  cores=grid)
+                                  cores=(grid.rows, grid.cols))
         return choice.tile["m"], choice.tile["k"], choice.tile["n"]
     if not isinstance(tiling, dict) or set(tiling) != {"m", "k", "n"}:
-        raise DesignError(f'tiling must be "auto" or a dict with keys m, k, n; got {tiling!r}')
-    return int(tiling["m"]), int(tiling["k"]), int(tiling["n"])
+        raise DesignError(f'matmul: tiling must be "auto" or a dict with keys m, k, n; got {tiling!r}')
+    m, k, n = (tiling[x] for x in "mkn")
+    if not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in (m, k, n)):
+        raise DesignError(f"matmul: tile sizes must be positive ints, got {tiling!r}")
+    return m, k, n
+
+
+def _c_depth(dev: Device, m: int, k: int, n: int, in_dtype: DType, out_dtype: DType) -> int:
+    """Buffers of each core's C tile: 2 when they fit next to double-buffered A and B, else 1.
+
+    Raises:
+        DesignError: when even one C buffer does not fit the core's memory.
+    """
+    mem = dev.memory_bytes(dev.tiles("compute")[0])
+    inputs = 2 * (m * k + k * n) * in_dtype.bytes + STACK_BYTES
+    c = m * n * out_dtype.bytes
+    for depth in (2, 1):
+        if inputs + depth * c <= mem:
+            return depth
+    raise DesignError(f"matmul: tiles m={m}, k={k}, n={n} need {inputs + c} B of core memory (A and B double-"
+                      f"buffered, one C, {STACK_BYTES} B stack); {dev.name} cores have {mem} B. Use smaller tiles")
 
 
 def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f32, device: str | Device = "npu1",
@@ -62,27 +88,57 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
     Args:
         M, K, N: problem sizes.
         in_dtype: dtype of A and B.
-        out_dtype: dtype of C (the accumulator: f32 for bf16, i32 for integers, or the input dtype).
+        out_dtype: dtype of C, the accumulator (f32 or bf16 for bf16 inputs; i32,
+            i16 or the input type for integers). C accumulates in place over K.
         device: device name or model.
-        cores: None for the whole array (at most 4 core rows), an int, or (rows, cols).
-        tiling: "auto" (the tiling ILP) or {"m": .., "k": .., "n": ..}, the per-core kernel tile.
+        cores: None for the whole array (at most 4 core rows; 16 cores on AIE1),
+            an int (the most rows that divide it), or (rows, cols).
+        tiling: "auto" (the tiling ILP, ``tl.tile_contraction``) or
+            ``{"m": .., "k": .., "n": ..}``, the per-core kernel tile.
 
     Returns:
-        The traced design.
+        The traced design. Each core holds A and B double-buffered and its C
+        tile double-buffered when memory allows (else single-buffered).
 
     Raises:
-        DesignError: sizes that the tiles or the core grid do not divide.
+        DesignError: sizes the tiles and core grid do not divide, or tiles that
+            do not fit a core's memory.
     """
-    dev = lookup_device(device)
-    R, Q = _grid(dev, cores)
-    m, k, n = _sizes(M, K, N, in_dtype, out_dtype, dev, (R, Q), tiling)
+    dev = resolve_device(device)
+    grid = _grid(dev, cores)
+    m, k, n = _sizes(M, K, N, in_dtype, out_dtype, dev, grid, tiling)
+    R, Q = grid.rows, grid.cols
     if M % (R * m) or N % (Q * n) or K % k:
         raise DesignError(
             f"matmul {M}x{K}x{N}: tiles m={m}, k={k}, n={n} on a {R}x{Q} core grid need M % {R * m} == 0, "
             f"N % {Q * n} == 0 and K % {k} == 0"
         )
-    acc = out_dtype
+    c_depth = _c_depth(dev, m, k, n, in_dtype, out_dtype)
+    zero, mac = _kernels(m, k, n, in_dtype, out_dtype)
+    shape = _Shape(M, K, N, m, k, n, grid)
+    staged = has_memtiles(dev)
 
+    def body(A: TensorArg, B: TensorArg, C: TensorArg) -> None:  # noqa: N803 - the tensors' API names
+        a_l2, b_l2, c_l1, l3 = _fifos(shape, in_dtype, out_dtype, c_depth, staged)
+        for r, q in grid.cells():
+            _worker(f"core_{r}_{q}", a_l2[r], b_l2[q], c_l1[r][q], zero, mac, shape)
+        issue(_runtime_sequence(shape, A, B, C, *l3, c_l1), dev)
+
+    tensors = {"A": Tensor[(M, K), in_dtype], "B": Tensor[(K, N), in_dtype], "C": Tensor[(M, N), out_dtype]}
+    return build_design(f"matmul_{M}x{K}x{N}", dev, tensors, body)
+
+
+class _Shape:
+    """Problem and tile sizes, and the counts derived from them."""
+
+    def __init__(self, M: int, K: int, N: int, m: int, k: int, n: int, grid: Grid) -> None:  # noqa: N803
+        self.M, self.K, self.N, self.m, self.k, self.n, self.grid = M, K, N, m, k, n, grid
+        self.blocks_m = M // (grid.rows * m)
+        self.blocks_n = N // (grid.cols * n)
+        self.steps = K // k
+
+
+def _kernels(m: int, k: int, n: int, in_dtype: DType, acc: DType) -> tuple:
     @kernel
     def zero(c: Tile[(m, n), acc]):
         c[...] = 0 if acc.is_int else 0.0
@@ -91,51 +147,74 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
     def matmul_acc(a: Tile[(m, k), in_dtype], b: Tile[(k, n), in_dtype], c: Tile[(m, n), acc]):
         c[...] += tile_matmul(a, b, acc=acc)
 
-    blocks_m, blocks_n, steps = M // (R * m), N // (Q * n), K // k
-    name = f"matmul_{M}x{K}x{N}"
+    return zero, matmul_acc
 
-    def body(A, B, C):  # noqa: N803 - the tensors' API names
-        a_mem = fifo(Tile[(R * m, k), in_dtype], depth=2, name="a_mem")
-        a_rows = [fifo(Tile[(m, k), in_dtype], depth=2, name=f"a{r}") for r in range(R)]
-        b_cols = [fifo(Tile[(k, n), in_dtype], depth=2, name=f"b{q}") for q in range(Q)]
-        c_cores = [[fifo(Tile[(m, n), acc], depth=2, name=f"c{r}_{q}") for q in range(Q)] for r in range(R)]
-        c_cols = [fifo(Tile[(R * m, n), acc], depth=2, name=f"c{q}") for q in range(Q)]
-        split(a_mem, a_rows, offsets=[r * m * k for r in range(R)], name="split_a")
-        for q in range(Q):
-            join([c_cores[r][q] for r in range(R)], c_cols[q], offsets=[r * m * n for r in range(R)], name=f"join_c{q}")
+
+def _fifos(s: _Shape, in_dtype: DType, acc: DType, c_depth: int, staged: bool):
+    """The fifos and links: (A per row, B per column, C per core, host-side fifos)."""
+    R, Q = s.grid.rows, s.grid.cols
+    c_l1 = [[fifo(Tile[(s.m, s.n), acc], depth=c_depth, name=f"c_l1_{r}_{q}") for q in range(Q)] for r in range(R)]
+    if not staged:
+        a = [fifo(Tile[(s.m, s.k), in_dtype], depth=2, name=f"a_{r}") for r in range(R)]
+        b = [fifo(Tile[(s.k, s.n), in_dtype], depth=2, name=f"b_{q}") for q in range(Q)]
+        return a, b, c_l1, (a, b, None)
+    a_l3 = [fifo(Tile[(s.m, s.k), in_dtype], depth=2, name=f"a_l3_{r}") for r in range(R)]
+    a_l2 = [fifo(Tile[(s.m, s.k), in_dtype], depth=2, name=f"a_l2_{r}") for r in range(R)]
+    b_l3 = [fifo(Tile[(s.k, s.n), in_dtype], depth=2, name=f"b_l3_{q}") for q in range(Q)]
+    b_l2 = [fifo(Tile[(s.k, s.n), in_dtype], depth=2, name=f"b_l2_{q}") for q in range(Q)]
+    c_l2 = [fifo(Tile[(R * s.m, s.n), acc], depth=2, name=f"c_l2_{q}") for q in range(Q)]
+    for r in range(R):
+        dma(a_l3[r], a_l2[r], name=f"forward_a_{r}")
+    for q in range(Q):
+        dma(b_l3[q], b_l2[q], name=f"forward_b_{q}")
+        if R == 1:
+            dma(c_l1[0][q], c_l2[q], name=f"forward_c_{q}")
+        else:
+            join([c_l1[r][q] for r in range(R)], c_l2[q], offsets=[r * s.m * s.n for r in range(R)],
+                 name=f"join_c_{q}")
+    return a_l2, b_l2, c_l1, (a_l3, b_l3, c_l2)
+
+
+def _worker(name: str, a_in: FifoRef, b_in: FifoRef, c_out: FifoRef, zero, mac, s: _Shape) -> None:  # noqa: ANN001
+    @core(name=name)
+    def worker() -> None:
+        for _ in tl_range(s.blocks_m * s.blocks_n):
+            acc_tile = c_out.acquire()
+            zero(acc_tile)
+            for _ in tl_range(s.steps):
+                a, b = a_in.acquire(), b_in.acquire()
+                mac(a, b, acc_tile)
+                a_in.release()
+                b_in.release()
+            c_out.release()
+
+
+def _runtime_sequence(s: _Shape, A: TensorArg, B: TensorArg, C: TensorArg,  # noqa: N803
+                      a_host: list, b_host: list, c_host: list | None, c_l1: list) -> list[Move]:
+    """One block row of C at a time: its A rows, all of B, then its C tiles (IRON's order)."""
+    R, Q = s.grid.rows, s.grid.cols
+    m, k, n, K, N = s.m, s.k, s.n, s.K, s.N
+    moves = []
+    for bi in range(s.blocks_m):
         for r in range(R):
-            for q in range(Q):
-
-                @core(name=f"core_{r}_{q}")
-                def worker(a_in=a_rows[r], b_in=b_cols[q], c_out=c_cores[r][q]):
-                    for _ in tl_range(blocks_m * blocks_n):
-                        acc_tile = c_out.acquire()
-                        zero(acc_tile)
-                        for _ in tl_range(steps):
-                            a, b = a_in.acquire(), b_in.acquire()
-                            matmul_acc(a, b, acc_tile)
-                            a_in.release()
-                            b_in.release()
-                        c_out.release()
-
-        for bi in range(blocks_m):
-            for bj in range(blocks_n):
-                # A: the (R*m) x K row block, walked as K/k tiles of (R*m) x k
-                dma(A, a_mem, pattern=pattern(bi * R * m * K, (steps, R * m, k), (k, K, 1)))
-                for q in range(Q):
-                    col = bj * Q * n + q * n
-                    dma(B, b_cols[q], pattern=pattern(col, (steps, k, n), (k * N, N, 1)))
-                for q in range(Q):
-                    col = bj * Q * n + q * n
-                    dma(c_cols[q], C, pattern=pattern(bi * R * m * N + col, (R * m, n), (N, 1)))
-
-    body.__name__ = name
-    body.__annotations__ = {
-        "A": Tensor[(M, K), in_dtype],
-        "B": Tensor[(K, N), in_dtype],
-        "C": Tensor[(M, N), acc],
-    }
-    return design(body, device=dev)
+            # row (bi, r) of A tiles, walked K/k tiles at a time, once per block column of C
+            row = (bi * R + r) * m
+            moves.append(Move(A, a_host[r], pattern(row * K, (s.blocks_n, s.steps, m, k), (0, k, K, 1)), True,
+                              f"fill_a_{bi}_{r}"))
+        for q in range(Q):
+            # column q's n-wide strips of B, every Q-th one: K/k tiles down each
+            moves.append(Move(B, b_host[q], pattern(q * n, (s.blocks_n, s.steps, k, n), (Q * n, k * N, N, 1)), True,
+                              f"fill_b_{bi}_{q}"))
+        for q in range(Q):
+            base = bi * R * m * N + q * n
+            if c_host is not None:
+                moves.append(Move(C, c_host[q], pattern(base, (s.blocks_n, R * m, n), (Q * n, N, 1)), False,
+                                  f"drain_c_{bi}_{q}"))
+                continue
+            for r in range(R):
+                moves.append(Move(C, c_l1[r][q], pattern(base + r * m * N, (s.blocks_n, m, n), (Q * n, N, 1)), False,
+                                  f"drain_c_{bi}_{r}_{q}"))
+    return moves
 
 
 __all__ = ["matmul"]

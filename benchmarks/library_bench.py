@@ -1,0 +1,299 @@
+"""How close each tl.library design comes to the device's peak, in simulation.
+
+Run: ``.venv/bin/python benchmarks/library_bench.py [--small] [--devices npu1,npu2,xcvc1902] [--only matmul,...]``
+
+For every design and device where it applies: plan (the ILPs; the greedy
+planner if they fail), simulate with real random data, check the result
+against numpy, and report
+
+- MAC designs (matmul, matvec, conv2d): MACs per cycle as a fraction of the
+  whole device's peak (``Device.peak_macs_per_second``) and of the peak of
+  the cores the design uses;
+- streaming designs (elementwise, reduction, softmax): host bytes per cycle
+  as a fraction of the DDR bandwidth the simulator models (55.5 GB/s shared
+  by every shim, mlir-aie PR 2559 via simulator/cost.py);
+- the limiter: "compute" when the cores are busy (with the kernel's own MAC
+  efficiency under the cost model), else the fifo the cores stall on most and
+  the busiest DMA channel.
+
+The target of the project's issue: the whole-array GEMM at 1024^3 bf16 on
+npu1 with a good tiling at >= 70% of peak. The 64 x 64 x 64 tiling with a
+bf16 C (double-buffered) is that tiling; with an f32 C the 64 x 64 f32 tile
+can only be single-buffered next to double-buffered A and B (66,560 B of
+65,536), and the cores wait for each C tile to drain.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import tilelang as tl  # noqa: E402
+from simulator import cost  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark row: a design factory call, its inputs and the numpy answer."""
+
+    design: str
+    device: str
+    label: str
+    build: Callable[[], object]
+    inputs: Callable[[np.random.Generator], dict[str, np.ndarray]]
+    answer: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
+    macs: int = 0
+    mac_dtype: object = None
+    rtol: float = 0.0
+
+
+def _ints(rng: np.random.Generator, shape: object, dtype: object, lo: int = -4, hi: int = 5) -> np.ndarray:
+    return rng.integers(lo, hi, shape).astype(dtype)
+
+
+def gemm_cases(size: int) -> list[Case]:
+    """Whole-array GEMMs: bf16 on the NPUs (exact: small integers), and the tilings compared."""
+    def mm(dev: str, out: object, tiling: object, label: str, in_dtype: object = tl.bf16) -> Case:
+        np_in = np.float32 if in_dtype is tl.bf16 else in_dtype.numpy
+        return Case(
+            "matmul", dev, f"{size}^3 {in_dtype}->{out} {label}",
+            lambda: tl.library.matmul(size, size, size, in_dtype=in_dtype, out_dtype=out, device=dev, tiling=tiling),
+            lambda rng: {"A": _ints(rng, (size, size), np_in), "B": _ints(rng, (size, size), np_in)},
+            lambda x: {"C": _gemm(x["A"], x["B"], out, tiling)},
+            macs=size**3, mac_dtype=in_dtype,
+        )
+
+    t64 = {"m": 64, "k": 64, "n": 64}
+    return [
+        mm("npu1", tl.f32, "auto", "tiling=auto"),
+        mm("npu1", tl.f32, t64, "64x64x64"),
+        mm("npu1", tl.bf16, t64, "64x64x64"),
+        mm("npu1", tl.i32, t64, "64x64x64", in_dtype=tl.i16),
+        mm("npu2", tl.bf16, t64, "64x64x64"),
+        mm("npu2", tl.f32, {"m": 64, "k": 64, "n": 32}, "64x64x32"),
+    ]
+
+
+def _gemm(a: np.ndarray, b: np.ndarray, out: object, tiling: object) -> np.ndarray:
+    """A @ B as the design computes it: exact products (small integers), C rounded to bf16 after every
+    k-step when C is bf16 (the kernel adds each step's product into C)."""
+    if out is not tl.bf16:
+        return a.astype(np.float64) @ b.astype(np.float64)
+    k = tiling["k"]  # type: ignore[index]
+    c = np.zeros((a.shape[0], b.shape[1]), ml_dtypes.bfloat16)
+    for s in range(0, a.shape[1], k):
+        step = (a[:, s:s + k].astype(np.float64) @ b[s:s + k].astype(np.float64)).astype(ml_dtypes.bfloat16)
+        c = (c.astype(np.float32) + step.astype(np.float32)).astype(ml_dtypes.bfloat16)
+    return c
+
+
+def matvec_cases(small: bool) -> list[Case]:
+    M, K = (512, 256) if small else (2048, 1024)  # noqa: N806
+
+    def mv(dev: str, cores: object, tiling: dict, m_: int = M, k_: int = K) -> Case:
+        return Case(
+            "matvec", dev, f"{m_}x{k_} i16->i32",
+            lambda: tl.library.matvec(m_, k_, device=dev, cores=cores, tiling=tiling),
+            lambda rng: {"A": _ints(rng, (m_, k_), np.int16, -1000, 1000), "B": _ints(rng, k_, np.int16, -1000, 1000)},
+            lambda x: {"C": (x["A"].astype(np.int64) @ x["B"].astype(np.int64)).astype(np.int32)},
+            macs=m_ * k_, mac_dtype=tl.i16,
+        )
+
+    # AIE1's shim DMA walks one dimension: an A tile must be whole rows (k = K)
+    return [mv("npu1", None, {"m": 32, "k": 32}), mv("npu2", None, {"m": 16, "k": 32}),
+            mv("xcvc1902", 16, {"m": 16, "k": 256}, k_=256)]
+
+
+def conv_cases(small: bool) -> list[Case]:
+    def cv(dev: str, cores: object, h: int, w: int, cin: int, cout: int) -> Case:
+        ho, wo = h - 2, w - 2
+        return Case(
+            "conv2d", dev, f"{h}x{w}x{cin}->{cout} 3x3 i16",
+            lambda: tl.library.conv2d(h, w, cin, cout, dtype=tl.i16, device=dev, cores=cores),
+            lambda rng: {"A": _ints(rng, (h, cin, w), np.int16, -50, 50), "W": _ints(rng, (cout, 3, 3, cin), np.int16, -9, 9)},
+            lambda x: {"C": _conv(x["A"], x["W"])},
+            macs=ho * wo * cout * 9 * cin, mac_dtype=tl.i16,
+        )
+
+    if small:
+        return [cv("npu1", (2, 2), 10, 18, 8, 16)]
+    # sizes whose row kernel's temporaries fit the 1 KiB core stack the MLIR backend allows
+    return [cv("npu1", (4, 4), 34, 34, 8, 16), cv("npu2", (4, 8), 34, 34, 8, 16), cv("xcvc1902", (1, 8), 34, 34, 8, 8)]
+
+
+def _conv(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+    k = w.shape[1]
+    ho, wo = a.shape[0] - k + 1, a.shape[2] - k + 1
+    out = np.zeros((ho, w.shape[0], wo), np.int64)
+    for dy in range(k):
+        for dx in range(k):
+            out += np.einsum("oi,yix->yox", w[:, dy, dx, :].astype(np.int64), a[dy:dy + ho, :, dx:dx + wo].astype(np.int64))
+    return out.astype(np.int32)
+
+
+def stream_cases(small: bool) -> list[Case]:
+    scale = 1 if small else 8
+    out: list[Case] = []
+    for dev, cores in (("npu1", 8), ("npu2", 16), ("xcvc1902", 16)):
+        n = cores * 1024 * scale
+        out.append(Case("elementwise", dev, f"add {n} i32",
+                        lambda n=n, dev=dev, cores=cores: tl.library.elementwise("add", n, dtype=tl.i32, device=dev,
+                                                                                  cores=cores, tile=1024),
+                        lambda rng, n=n: {"A": _ints(rng, n, np.int32, -10**6, 10**6),
+                                          "B": _ints(rng, n, np.int32, -10**6, 10**6)},
+                        lambda x: {"C": x["A"] + x["B"]}))
+    for dev, cores in (("npu1", 16), ("npu2", 32), ("xcvc1902", 16)):
+        n = cores * 1024 * scale
+        out.append(Case("reduction", dev, f"max {n} i32",
+                        lambda n=n, dev=dev, cores=cores: tl.library.reduction("max", n, dtype=tl.i32, device=dev,
+                                                                                cores=cores, tile=1024),
+                        lambda rng, n=n: {"A": _ints(rng, n, np.int32, -10**9, 10**9)},
+                        lambda x: {"C": np.array([x["A"].max()], np.int32)}))
+    # AIE1 cores have 32 KiB: one 1024-float row per buffer. Inputs in [-2, 2]: the bf16 bound of
+    # docs/library.md is (2 x 4 + 4) x 2^-9 relative
+    cols = 1024
+    for dev, cores, dt, per in (("npu1", 16, tl.bf16, 2), ("npu2", 32, tl.bf16, 2), ("xcvc1902", 16, tl.f32, 1)):
+        rows = cores * 2 * scale
+        np_dt = ml_dtypes.bfloat16 if dt is tl.bf16 else np.float32
+        out.append(Case("softmax", dev, f"{rows}x{cols} {dt}",
+                        lambda rows=rows, dev=dev, cores=cores, dt=dt, per=per: tl.library.softmax(
+                            rows, cols, dtype=dt, device=dev, cores=cores, rows_per_tile=per),
+                        lambda rng, rows=rows, np_dt=np_dt: {"A": rng.uniform(-2, 2, (rows, cols)).astype(np_dt)},
+                        lambda x: {"C": _softmax(x["A"])}, rtol=12 * 2.0**-9 if dt is tl.bf16 else 1e-5))
+    return out
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _plan(design: object) -> tuple[object, str]:
+    try:
+        return tl.plan(design), "ilp"
+    except tl.PlanError:
+        return tl.plan(design, strategy="greedy"), "greedy"
+
+
+def limiter(design: object, res: object) -> str:
+    """Where the cores' time goes: kernels (with the kernel's own MAC efficiency), the fifo they stall on
+    most, and the fill/drain time outside their programs; plus the busiest DMA channel."""
+    st = res.stats
+    total = len(st.cores) * res.cycles
+    if not total:
+        busiest = max(st.channels.items(), key=lambda kv: kv[1].utilisation)
+        return f"no cores; busiest DMA {busiest[0]} {busiest[1].utilisation:.0%}"
+    stalls: dict[str, int] = {}
+    for c in st.cores.values():
+        for f, n in c.stalls.items():
+            stalls[f] = stalls.get(f, 0) + n
+    busy = sum(c.busy for c in st.cores.values())
+    idle = total - busy - sum(stalls.values())
+    parts = [f"kernels {busy / total:.0%}{_kernel_note(design, res)}"]
+    if stalls:
+        fifo, n = max(stalls.items(), key=lambda kv: kv[1])
+        parts.append(f"waiting on {fifo} {n / total:.0%} (all fifos {sum(stalls.values()) / total:.0%})")
+    parts.append(f"fill/drain {idle / total:.0%}")
+    busiest = max(st.channels.items(), key=lambda kv: kv[1].utilisation, default=(None, None))
+    if busiest[0]:
+        parts.append(f"busiest DMA {busiest[0]} {busiest[1].utilisation:.0%}")
+    return "; ".join(parts)
+
+
+def _kernel_note(design: object, res: object) -> str:
+    """The MAC efficiency of the design's matmul kernel alone under the simulator's cost model, and how much
+    longer its calls took in the run (memory-bank contention between its operands and with the DMAs)."""
+    for k in design.kernels:  # type: ignore[attr-defined]
+        ops = [op for op in getattr(k, "body", ()) if op.kind.value == "matmul"]
+        if not ops:
+            continue
+        dev = design.device  # type: ignore[attr-defined]
+        ideal = sum(op.operands[0].type.numel * op.operands[1].type.shape[1] for op in ops) \
+            / dev.macs_per_cycle(ops[0].operands[0].type.dtype)
+        alone = cost.kernel_cycles(k, dev)
+        calls = [d for _, name, _, d in res.trace.spans() if name == k.name]  # type: ignore[attr-defined]
+        ran = f", calls took {np.mean(calls) / alone - 1:+.0%} (bank contention)" if calls else ""
+        return f" ({k.name} alone at {ideal / alone:.0%} of MAC peak{ran})"
+    return ""
+
+
+def measure(case: Case, rng: np.random.Generator) -> dict:
+    t0 = time.perf_counter()
+    design = case.build()
+    plan, how = _plan(design)
+    t1 = time.perf_counter()
+    inputs = case.inputs(rng)
+    res = tl.simulate(plan, trace=bool(case.macs), **inputs)  # the trace gives the kernel calls' durations
+    t2 = time.perf_counter()
+    ok = all(_close(res.outputs[k], v, case.rtol) for k, v in case.answer(inputs).items())
+    dev = plan.device
+    row = {"design": case.design, "device": case.device, "label": case.label, "cores": len(design.cores),
+           "cycles": res.cycles, "util": res.stats.utilisation(), "ok": ok, "plan_s": t1 - t0, "sim_s": t2 - t1,
+           "planner": how, "limit": limiter(design, res)}
+    if case.macs:
+        per_cycle = case.macs / res.cycles
+        row["rate"] = f"{per_cycle:.0f} MAC/c"
+        row["device_peak"] = per_cycle * dev.clock_hz / dev.peak_macs_per_second(case.mac_dtype)
+        row["cores_peak"] = per_cycle / (len(design.cores) * dev.macs_per_cycle(case.mac_dtype))
+    else:
+        moved = sum(a.nbytes for a in inputs.values()) + sum(a.nbytes for a in res.outputs.values())
+        per_cycle = moved / res.cycles
+        row["rate"] = f"{per_cycle:.1f} B/c"
+        row["device_peak"] = per_cycle / cost.ddr_bytes_per_cycle(dev)
+        row["cores_peak"] = None
+    return row
+
+
+def _close(got: np.ndarray, want: np.ndarray, rtol: float) -> bool:
+    g, w = got.astype(np.float64), np.asarray(want).astype(np.float64)
+    if rtol == 0:
+        return bool(np.array_equal(g, w))
+    return bool(np.all(np.abs(g - w) <= rtol * np.abs(w) + 1e-6))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--small", action="store_true", help="small sizes (a smoke run)")
+    ap.add_argument("--devices", default="npu1,npu2,xcvc1902")
+    ap.add_argument("--only", default="", help="comma-separated design names (matmul, matvec, conv2d, ...)")
+    args = ap.parse_args(argv)
+    devices = set(args.devices.split(","))
+    only = set(filter(None, args.only.split(",")))
+    cases = gemm_cases(256 if args.small else 1024) + matvec_cases(args.small) + conv_cases(args.small) \
+        + stream_cases(args.small)
+    cases = [c for c in cases if c.device in devices and (not only or c.design in only)]
+    rng = np.random.default_rng(0)
+    print("efficiency = MACs/cycle over the device's peak (MAC designs) or host bytes/cycle over the modelled "
+          "DDR bandwidth (streaming designs)")
+    print(f"{'design':<12} {'device':<9} {'size':<26} {'cores':>5} {'cycles':>10} {'rate':>11} {'% device':>9} "
+          f"{'% cores':>8} {'util':>6} {'ok':>3}  limit")
+    failed = 0
+    for case in cases:
+        try:
+            r = measure(case, rng)
+        except tl.TileLangError as e:
+            print(f"{case.design:<12} {case.device:<9} {case.label:<26} n/a: {type(e).__name__}: {str(e)[:150]}")
+            continue
+        failed += 0 if r["ok"] else 1
+        cores_peak = f"{r['cores_peak']:.1%}" if r["cores_peak"] is not None else "-"
+        print(f"{r['design']:<12} {r['device']:<9} {r['label']:<26} {r['cores']:>5} {r['cycles']:>10} {r['rate']:>11} "
+              f"{r['device_peak']:>9.1%} {cores_peak:>8} {r['util']:>6.1%} {'yes' if r['ok'] else 'NO':>3}  "
+              f"{r['limit']}", flush=True)
+    print("not applicable: matmul on xcvc1902 (its shim DMA walks one dimension, docs/devices.md, so an m x k tile "
+          "of a row-major A is not one move; the library has no pre-tiled layout)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,225 @@
+"""``tl.library.elementwise``: one kernel applied chunk by chunk over tensors, on a grid of cores.
+
+The data-parallel pattern of mlir-aie's ``vector_vector_add``, ``eltwise_*``
+and ``relu`` examples: every tensor is cut into equal contiguous chunks
+(one fifo element each); core ``i`` of ``cores`` takes chunks ``i, i + cores,
+...``, calls the kernel once per chunk and sends its results back. On devices
+with memory tiles each core column is fed by one memtile split and drained by
+one join (one shim channel per tensor per column); on AIE1 every core has its
+own shim moves. See docs/library.md.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+
+from tilelang.devices import Device
+from tilelang.errors import DesignError
+from tilelang.frontend.design import core
+from tilelang.frontend.design import range as tl_range
+from tilelang.frontend.kernel import abs as tl_abs
+from tilelang.frontend.kernel import exp, maximum, minimum, relu
+from tilelang.ir.design import Design
+from tilelang.ir.dtypes import DType, i32
+from tilelang.ir.kernel import ExternKernel, Kernel
+from tilelang.ir.types import Tensor, Tile, TileType
+from tilelang.library._common import (
+    build_design,
+    build_kernel,
+    choose_grid,
+    divide,
+    has_memtiles,
+    memtile_channels,
+    resolve_device,
+    shim_channels,
+)
+from tilelang.library._movement import column_groups, gather, issue, scatter
+
+#: The named operations: name -> (arity, function of traced tiles).
+OPS: dict[str, tuple[int, Callable[..., object]]] = {
+    "copy": (1, lambda a: a),
+    "neg": (1, lambda a: -a),
+    "abs": (1, tl_abs),
+    "relu": (1, relu),
+    "exp": (1, exp),
+    "add": (2, lambda a, b: a + b),
+    "sub": (2, lambda a, b: a - b),
+    "mul": (2, lambda a, b: a * b),
+    "div": (2, lambda a, b: a / b),
+    "max": (2, maximum),
+    "min": (2, minimum),
+}
+
+
+def _kernel_from(op: str | Callable[..., object], tile: int, dtype: DType) -> tuple[Kernel, dict[str, str]]:
+    """A kernel over ``(tile,)`` chunks for a named op or a callable, and its tensor names."""
+    if isinstance(op, str):
+        if op not in OPS:
+            raise DesignError(f"elementwise: unknown op {op!r}; named ops are {sorted(OPS)}, or pass a tl.kernel "
+                              f"or a function of tiles")
+        arity, fn = OPS[op]
+        inputs, name = ["a", "b"][:arity], op
+    else:
+        fn = op
+        try:
+            inputs = list(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            raise DesignError(f"elementwise: cannot read the parameters of {op!r}; pass a tl.kernel") from None
+        name = getattr(fn, "__name__", "fn")
+        name = name if name.isidentifier() and name != "<lambda>" else "fn"
+        if "c" in inputs or not inputs:
+            raise DesignError(f"elementwise: a function of tiles takes one or more inputs, none named 'c' (the "
+                              f"output); got parameters {inputs}. Write a tl.kernel for anything else")
+    t = Tile[(tile,), dtype]
+    params: dict[str, TileType | DType] = {p: t for p in inputs}
+    params["c"] = t
+
+    def body(*tiles: object) -> None:
+        out = tiles[-1]
+        out[...] = fn(*tiles[:-1])  # type: ignore[index]
+
+    kern = build_kernel(f"{name}_{dtype}", params, body)
+    return kern, {p: p.upper() for p in params}
+
+
+def _check_kernel(kern: Kernel | ExternKernel, scalars: Mapping[str, object]) -> tuple[TileType, dict[str, str]]:
+    """The common tile type of a user kernel's tile parameters and its tensor names."""
+    tiles = [p for p in kern.params if p.is_tile]
+    shapes = {p.type for p in tiles}
+    if len(shapes) != 1:
+        listed = ", ".join(f"{p.name}: {p.type}" for p in tiles)
+        raise DesignError(f"elementwise: kernel {kern.name!r} must take tiles of one type (each call handles one "
+                          f"chunk of every tensor); it takes {listed}")
+    names = {p.name: p.name.upper() for p in tiles}
+    if len(set(names.values())) != len(names):
+        raise DesignError(f"elementwise: kernel {kern.name!r}'s tile parameters {sorted(names)} name the tensors "
+                          f"(upper-cased); two of them coincide")
+    missing = [p.name for p in kern.params if not p.is_tile and p.name not in scalars]
+    if missing:
+        raise DesignError(f"elementwise: kernel {kern.name!r} has scalar parameters {missing}; give their values "
+                          f"with scalars={{...}}")
+    unknown = set(scalars) - {p.name for p in kern.params if not p.is_tile}
+    if unknown:
+        raise DesignError(f"elementwise: scalars {sorted(unknown)} are not scalar parameters of {kern.name!r}")
+    if not kern.written:
+        raise DesignError(f"elementwise: kernel {kern.name!r} writes no tile")
+    return next(iter(shapes)), names
+
+
+def row_limits(dev: Device, n_in: int, n_out: int) -> tuple[int | None, int | None]:
+    """(most cores per column, most cores) the chunked data movement fits on ``dev``.
+
+    With memtiles a column's memtile serves ``n_in`` splits of ``rows`` parts
+    and ``n_out`` joins: MM2S ``n_in * rows + n_out`` and S2MM ``n_in + n_out *
+    rows`` channels. Without, every core needs ``n_in`` shim MM2S and ``n_out``
+    shim S2MM channels of its own.
+    """
+    if has_memtiles(dev):
+        mm2s, s2mm = memtile_channels(dev, "mm2s"), memtile_channels(dev, "s2mm")
+        rows = [r for r in range(1, 9) if n_in * r + n_out <= mm2s and n_in + n_out * r <= s2mm]
+        return (max(rows) if rows else 1), None
+    return None, min(shim_channels(dev, "mm2s") // max(n_in, 1), shim_channels(dev, "s2mm") // max(n_out, 1))
+
+
+def chunked_design(name: str, kern: Kernel | ExternKernel, tensors: dict[str, str], n: int, dev: Device,
+                   cores: int | tuple[int, int] | None, scalars: Mapping[str, object], depth: int = 2) -> Design:
+    """A design calling ``kern`` once per chunk of every tensor, chunks dealt round-robin to the cores.
+
+    Args:
+        name: the design's name.
+        kern: the kernel; its tile parameters share one type ``(r, *rest)``.
+        tensors: tile parameter name -> tensor name; each tensor has shape ``(n, *rest)``.
+        n: length of every tensor's first axis (a multiple of ``cores * r``).
+        dev: the device.
+        cores: the grid request (see :func:`~tilelang.library._common.choose_grid`).
+        scalars: values of the kernel's scalar parameters.
+        depth: buffers per fifo.
+    """
+    tile = next(p.type for p in kern.params if p.is_tile)
+    inputs = [p for p in kern.params if p.is_tile and p.name not in kern.written]
+    outputs = [p for p in kern.params if p.is_tile and p.name in kern.written]
+    max_rows, max_cores = row_limits(dev, len(inputs), len(outputs))
+    grid = choose_grid(dev, cores, name, max_rows=max_rows, max_cores=max_cores)
+    rounds = divide(n, grid.cores * tile.shape[0], f"{name}: n must be a multiple of cores x chunk rows "
+                    f"({grid.cores} x {tile.shape[0]}); n")
+    g_in, g_out = column_groups(dev, grid, len(inputs), len(outputs))
+    shape = (n, *tile.shape[1:])
+    types = {tensors[p.name]: Tensor[shape, p.type.dtype] for p in kern.params if p.is_tile}
+
+    def body(*args: object) -> None:
+        by_name = dict(zip(types, args, strict=True))
+        fifos: dict[str, list] = {}
+        moves_in, moves_out = [], []
+        for p in inputs:
+            fifos[p.name], m = scatter(by_name[tensors[p.name]], tile, grid, rounds, p.name, g_in, depth)
+            moves_in += m
+        for p in outputs:
+            fifos[p.name], m = gather(by_name[tensors[p.name]], tile, grid, rounds, p.name, g_out, depth)
+            moves_out += m
+        for i in range(grid.cores):
+            _worker(kern, {k: v[i] for k, v in fifos.items()}, scalars, rounds, f"core_{i}")
+        issue(moves_in + moves_out, dev)
+
+    return build_design(name, dev, types, body)
+
+
+def _worker(kern: Kernel | ExternKernel, fifos: dict, scalars: Mapping[str, object], rounds: int, name: str) -> None:
+    @core(name=name)
+    def worker() -> None:
+        for _ in tl_range(rounds):
+            held = {p: f.acquire() for p, f in fifos.items()}
+            kern(*[held[p.name] if p.is_tile else scalars[p.name] for p in kern.params])
+            for f in fifos.values():
+                f.release()
+
+
+def elementwise(op: str | Kernel | ExternKernel | Callable[..., object], n: int, dtype: DType | None = None,
+                device: str | Device = "npu1", cores: int | tuple[int, int] | None = 1, tile: int | None = None,
+                scalars: Mapping[str, object] | None = None, depth: int = 2) -> Design:
+    """A design applying ``op`` chunk by chunk over tensors of length ``n`` on ``cores`` cores.
+
+    Args:
+        op: what each chunk computes, one of
+            - a named op: unary ``"copy" "neg" "abs" "relu" "exp"`` (tensors A -> C)
+              or binary ``"add" "sub" "mul" "div" "max" "min"`` (A, B -> C);
+            - a function of traced tiles, ``lambda a, b: tl.maximum(a, b) * 2``
+              (inputs named after its parameters upper-cased, output C);
+            - a ``tl.kernel`` (or extern kernel) whose tile parameters all have
+              one type ``(r, *rest)``: the parameters it writes are outputs, the
+              others inputs; tensors are named after the parameters upper-cased
+              and have shape ``(n, *rest)``.
+        n: length of every tensor's first axis; a multiple of ``cores x chunk``.
+        dtype: element type for named ops and functions (default i32); ignored
+            (it must match if given) for kernels.
+        device: device name or model.
+        cores: None (as many as the data movement fits), a count, or (rows, cols).
+        tile: chunk length for named ops and functions (default 1024); a kernel's
+            tile parameters give it otherwise.
+        scalars: values of a kernel's scalar parameters, by name.
+        depth: buffers per fifo (2: double buffering).
+
+    Returns:
+        The traced design.
+
+    Raises:
+        DesignError: for an unknown op, a kernel whose tiles differ, missing
+            scalars, sizes the grid does not divide, or a grid the device's DMA
+            channels cannot feed.
+    """
+    dev = resolve_device(device)
+    scalars = dict(scalars or {})
+    if isinstance(op, Kernel | ExternKernel):
+        tile_type, names = _check_kernel(op, scalars)
+        if dtype is not None and dtype != tile_type.dtype:
+            raise DesignError(f"elementwise: dtype={dtype} but kernel {op.name!r} works on {tile_type.dtype}")
+        if tile is not None and tile != tile_type.shape[0]:
+            raise DesignError(f"elementwise: tile={tile} but kernel {op.name!r} takes chunks of {tile_type.shape}")
+        return chunked_design(f"elementwise_{op.name}", op, names, n, dev, cores, scalars, depth)
+    if scalars:
+        raise DesignError("elementwise: scalars= is for a tl.kernel's scalar parameters; bind constants in the op")
+    kern, names = _kernel_from(op, tile or 1024, dtype or i32)
+    return chunked_design(f"elementwise_{kern.name}", kern, names, n, dev, cores, {}, depth)
+
+
+__all__ = ["OPS", "chunked_design", "elementwise", "row_limits"]
