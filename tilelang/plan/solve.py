@@ -15,6 +15,7 @@ same model gives the same answer.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import re
@@ -100,7 +101,15 @@ def run_with_deadline(job: Callable[..., Any], args: tuple, seconds: float) -> O
     ctx = multiprocessing.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(child, job, args), daemon=True)
-    proc.start()
+    # The child must never finalise objects it inherits: a foreign library's
+    # destructor (the MLIR bindings' context, say) may wait on worker threads
+    # that do not exist after fork, and the child would spin forever. Frozen
+    # objects are invisible to the child's garbage collector.
+    gc.freeze()
+    try:
+        proc.start()
+    finally:
+        gc.unfreeze()
     child.close()
     last: Any = None
     try:
