@@ -8,7 +8,7 @@ xDSL's interpreters register with ``@impl``); a call costs a fixed overhead,
 plus unoverlappable loop overheads, plus the busiest slot.
 
 Sources (short names used in the comments):
-  [F]      /work/shared/AIE_FACTS.md, the section named.
+  [F]      docs/aie_facts.md, the section named.
   [PG4c]   mlir-aie programming guide, section 4c (vector_scalar_mul: 72 cycles
            measured, 32 ideal, for 1024 int16 elements on npu1).
   [I2735]  mlir-aie issue 2735 (whole-array GEMM; "kernels alone at most about 80%").

@@ -1,7 +1,7 @@
 """AIE1 numbers (Versal AI Core, VC1902 / VCK190) and the xcvc1902 device.
 
 Sources, cited on each number:
-  [F]   /work/shared/AIE_FACTS.md (section named in the comment).
+  [F]   docs/aie_facts.md (section named in the comment).
   [TMh] mlir-aie include/aie/Dialect/AIE/IR/AIETargetModel.h, AIE1TargetModel and
         VC1902TargetModel.
   [TMc] mlir-aie lib/Dialect/AIE/IR/AIETargetModel.cpp,

@@ -1,7 +1,7 @@
 """AIE2 / AIE-ML numbers (Versal AI Edge xcve*, Ryzen AI npu1) and their devices.
 
 Sources, cited on each number:
-  [F]   /work/shared/AIE_FACTS.md (section named in the comment).
+  [F]   docs/aie_facts.md (section named in the comment).
   [TMh] mlir-aie include/aie/Dialect/AIE/IR/AIETargetModel.h, class AIE2TargetModel
         and the per-device classes (VE2302/VE2802/BaseNPU1/VirtualizedNPU1).
   [TMc] mlir-aie lib/Dialect/AIE/IR/AIETargetModel.cpp,

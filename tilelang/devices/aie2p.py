@@ -1,6 +1,6 @@
 """AIE2P (XDNA2, Ryzen AI "Strix" npu2) numbers and devices.
 
-Sources as in ``aie2.py``: [F] /work/shared/AIE_FACTS.md, [TMh]/[TMc] mlir-aie's
+Sources as in ``aie2.py``: [F] docs/aie_facts.md, [TMh]/[TMc] mlir-aie's
 AIETargetModel.h/.cpp. mlir-aie models npu2 with BaseNPU2TargetModel, a subclass of
 AIE2TargetModel that overrides only the architecture tag, the shim burst lengths
 and block formats: tiles, memories, locks, BDs and stream-switch ports are the
