@@ -12,18 +12,28 @@ from tilelang.ir.kernel import AnyKernel, ExternKernel, Kernel, Param
 from tilelang.ir.types import TileType
 
 
-def bind(kernel: AnyKernel, args: tuple, kwargs: dict) -> list[object]:
-    """Arguments in parameter order, or a KernelError naming what is missing."""
-    names = [p.name for p in kernel.params]
+def bind_names(what: str, names: list[str], args: tuple, kwargs: dict, error: type[Exception]) -> dict[str, object]:
+    """Values bound to ``names`` by position then by keyword, as Python binds a call.
+
+    Raises:
+        error: too many values, an unknown or repeated name (``what`` names the callee).
+    """
     if len(args) > len(names):
-        raise KernelError(f"{kernel.name}() takes {len(names)} arguments, got {len(args)}")
+        raise error(f"{what}() takes {len(names)} arguments, got {len(args)}")
     bound: dict[str, object] = dict(zip(names, args, strict=False))
     for k, v in kwargs.items():
         if k not in names:
-            raise KernelError(f"{kernel.name}() has no parameter {k!r}")
+            raise error(f"{what}() has no parameter {k!r}; parameters are {names}")
         if k in bound:
-            raise KernelError(f"{kernel.name}() got two values for {k!r}")
+            raise error(f"{what}() got two values for {k!r}")
         bound[k] = v
+    return bound
+
+
+def bind(kernel: AnyKernel, args: tuple, kwargs: dict) -> list[object]:
+    """Arguments in parameter order, or a KernelError naming what is missing."""
+    names = [p.name for p in kernel.params]
+    bound = bind_names(kernel.name, names, args, kwargs, KernelError)
     missing = [n for n in names if n not in bound]
     if missing:
         raise KernelError(f"{kernel.name}() is missing arguments {missing}")

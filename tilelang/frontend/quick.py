@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tilelang.errors import DesignError
+from tilelang.frontend.calls import bind_names
 from tilelang.ir.design import Design
 
 
@@ -18,16 +19,7 @@ def run_design(design: Design, arrays: tuple, named: dict) -> object:
     from simulator import simulate
     from tilelang.plan import plan
 
-    names = [t.name for t in design.params]
-    if len(arrays) > len(names):
-        raise DesignError(f"{design.name}() takes {len(names)} arrays, got {len(arrays)}")
-    bound = dict(zip(names, arrays, strict=False))
-    for k, v in named.items():
-        if k not in names:
-            raise DesignError(f"{design.name}() has no tensor {k!r}; tensors are {names}")
-        if k in bound:
-            raise DesignError(f"{design.name}() got two arrays for {k!r}")
-        bound[k] = v
+    bound = bind_names(design.name, [t.name for t in design.params], arrays, named, DesignError)
     result = simulate(plan(design), **bound)
     outs = []
     for name in design.outputs:
