@@ -273,3 +273,61 @@ def test_bad_arguments(kwargs, message):
 def test_not_a_design():
     with pytest.raises(PlanError, match="takes a design"):
         plan("vmul")
+
+
+# -- distances -----------------------------------------------------------------------------------
+
+
+def test_memtiles_of_one_row_are_further_apart_than_manhattan():
+    from tilelang.plan.fabric import hops
+
+    npu1, ve = tl.device("npu1"), tl.device("xcve2802")
+    assert hops(npu1, (0, 1), (2, 1)) == 4  # memtiles have no east/west links: out a row and back
+    assert hops(npu1, (0, 2), (2, 2)) == 2 and hops(npu1, (0, 0), (3, 0)) == 3
+    assert hops(npu1, (0, 0), (2, 1)) == 3 and hops(npu1, (1, 1), (3, 4)) == 5
+    assert hops(ve, (0, 1), (3, 2)) == 6  # two memtile rows: around through row 0 or row 3
+
+
+def chained_links(n: int = 256):
+    """host -> l1 (forward) -> l2 (forward) -> core -> host: a fifo between two memtiles."""
+    copy = copy_kernel(n)
+
+    def body(A, C):
+        x = tl.fifo(tl.Tile[(n,), tl.i32], name="x")
+        y = tl.fifo(tl.Tile[(n,), tl.i32], name="y")
+        z = tl.fifo(tl.Tile[(n,), tl.i32], name="z")
+        out = tl.fifo(tl.Tile[(n,), tl.i32], name="out")
+        tl.dma(y, z, name="l2")
+
+        @tl.core(name="w")
+        def w():
+            a, b = z.acquire(), out.acquire()
+            copy(a, b)
+            z.release()
+            out.release()
+
+        tl.dma(x, y, name="l1")
+        tl.dma(A, x)
+        tl.dma(out, C)
+
+    body.__name__ = "chained"
+    body.__annotations__ = {"A": tl.Tensor[(n,), tl.i32], "C": tl.Tensor[(n,), tl.i32]}
+    return tl.design(device="npu1")(body)
+
+
+def test_the_placement_objective_counts_route_hops_between_memtiles():
+    from tilelang.plan.carriage import Placement
+    from tilelang.plan.placement_model import objective_of, weights
+
+    d = chained_links()
+    problem = build_problem(d)
+    links = {ln.name for ln in d.links}
+    assert links == {"l1", "l2"}
+    w = weights(problem)["y"]
+    base = Placement({"w": (0, 2)}, {"l1": (0, 1), "l2": (0, 1)}, {"x": (0, 0), "out": (0, 0)})
+    apart = Placement({"w": (0, 2)}, {"l1": (2, 1), "l2": (0, 1)}, {"x": (2, 0), "out": (0, 0)})
+    # Moving l1 two columns away costs the y fifo 4 hops (not the Manhattan 2); x stays 1 hop from its shim.
+    assert objective_of(problem, apart) - objective_of(problem, base) == pytest.approx(4 * w)
+    p = plan(d)
+    check_plan(p)
+    assert p.link_tiles["l1"] == p.link_tiles["l2"]

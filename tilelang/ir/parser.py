@@ -1,4 +1,4 @@
-"""Parse the IR text form (docs/ir.md) back into kernels and designs.
+"""Parse the IR text form (docs/ir.md) back into kernels, designs and plans.
 
 lark parses the text with ``grammar.lark`` (LALR, positions kept); the builders
 here turn each top-level item into IR objects, resolve ``%value`` and ``@name``
@@ -6,8 +6,9 @@ references, and turn every failure into a :class:`ParseError` carrying the line
 and column of the offending item. IR constructors do the type checking: a
 kernel op is rebuilt with its declared type, which ``KOp`` checks.
 
-New top-level items (e.g. plans) are added by extending ``_item`` in the grammar
-and registering a builder with :func:`register_item`.
+New top-level items are added by extending ``_item`` in the grammar and
+registering a builder with :func:`register_item` (as ``parse_design`` and
+``parse_plan`` do).
 """
 
 from __future__ import annotations
@@ -156,8 +157,8 @@ def parse_ir(text: str, externs: dict[str, ExternKernel] | None = None) -> objec
             of the same name, whose signature must match.
 
     Returns:
-        The last non-kernel item (a Design) if there is one; else the kernel
-        if the text defines exactly one; else a tuple of the kernels.
+        The last non-kernel item (a Plan, or a Design) if there is one; else
+        the kernel if the text defines exactly one; else a tuple of the kernels.
 
     Raises:
         ParseError: malformed text, with the line and column of the problem.
@@ -447,5 +448,5 @@ def _signature(k: ExternKernel) -> str:
 register_item("kernel", _build_kernel)
 register_item("extern", _build_extern)
 
-# The design item registers itself; imported last because it builds on this module.
-from tilelang.ir import parse_design  # noqa: E402, F401
+# The design and plan items register themselves; imported last because they build on this module.
+from tilelang.ir import parse_design, parse_plan  # noqa: E402, F401

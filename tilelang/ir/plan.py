@@ -2,7 +2,9 @@
 
 The planner produces it; the simulator and the MLIR emitter read it and decide
 nothing themselves. A plan is immutable and serialisable (``to_json`` /
-``Plan.from_json``); the design inside is carried as IR text.
+``Plan.from_json``, the design inside carried as IR text), and has an IR text
+form of its own: ``tl.ir.print(plan)`` / ``tl.ir.parse`` (docs/ir.md "Plans";
+printer.py and parse_plan.py).
 
 Vocabulary:
 - an *agent* is one end of a fifo: ``host``, ``core:<name>`` or ``link:<name>``;

@@ -1,4 +1,4 @@
-"""The IR text form (docs/ir.md): printing kernels, extern kernels and designs.
+"""The IR text form (docs/ir.md): printing kernels, extern kernels, designs and plans.
 
 Printing is a table of functions keyed by class, so other modules (the plan
 printer) add their own with :func:`register_printer` without this module
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import numbers
+import re
 from collections.abc import Callable
 
 from tilelang.ir.design import (
@@ -29,6 +30,7 @@ from tilelang.ir.design import (
 from tilelang.ir.dtypes import DType
 from tilelang.ir.kernel import ExternKernel, Kernel, KOp, Param
 from tilelang.ir.pattern import AccessPattern
+from tilelang.ir.plan import BufferPlacement, FifoEnd, FifoPlan, Plan, Route, SolveInfo
 from tilelang.ir.types import TensorType, TileType
 
 INDENT = "  "
@@ -62,7 +64,7 @@ def print_ir(obj: object) -> str:
         fn = _PRINTERS.get(cls)
         if fn is not None:
             return fn(obj).rstrip("\n") + "\n"
-    raise TypeError(f"cannot print {type(obj).__name__} as IR; expected a Kernel, ExternKernel or Design")
+    raise TypeError(f"cannot print {type(obj).__name__} as IR; expected a Kernel, ExternKernel, Design or Plan")
 
 
 # -- attribute values ---------------------------------------------------------------
@@ -224,6 +226,90 @@ def _format_dma(m: Dma) -> str:
     return f"dma @{m.name}({m.src} -> {dsts}){format_attrs([('pattern', m.pattern)])}"
 
 
+# -- plans --------------------------------------------------------------------------
+
+_IDENT = re.compile(r"[^\W\d]\w*")
+
+
+def _symbol(name: str, what: str) -> str:
+    if not _IDENT.fullmatch(name):
+        raise ValueError(f"{what} {name!r} has no IR text form: names are identifiers")
+    return f"@{name}"
+
+
+def format_tile(t: tuple[int, int]) -> str:
+    """A tile as ``(col, row)``."""
+    return f"({int(t[0])}, {int(t[1])})"
+
+
+def print_plan(p: Plan) -> str:
+    """The design's text (kernels first), a blank line, then ``plan @<design> { ... }``.
+
+    Inside the plan block, one line per decision: placements (cores, then links,
+    in design order), fifo ends (design order), buffers (by tile, then address:
+    each tile's memory map), routes (design fifo order) and solves (as recorded;
+    wall seconds are left out so the text is deterministic).
+    """
+    d = p.design
+    order = {f.name: i for i, f in enumerate(d.fifos)}
+    lines = [f"plan {_symbol(d.name, 'design')} {{"]
+    lines += [f"{INDENT}core {_symbol(n, 'core')} at {format_tile(t)}" for n, t in _in_order(p.placement, d.cores)]
+    lines += [f"{INDENT}link {_symbol(n, 'link')} at {format_tile(t)}" for n, t in _in_order(p.link_tiles, d.links)]
+    lines += [INDENT + _format_fifo_plan(f) for _, f in _in_order(p.fifos, d.fifos)]
+    buffers = sorted(p.buffers.items(), key=lambda nb: (nb[1].tile, nb[1].offset, nb[0]))
+    lines += [INDENT + _format_buffer(n, b) for n, b in buffers]
+    routes = sorted(p.routes.items(), key=lambda nr: (order.get(nr[0], len(order)), nr[0]))
+    lines += [INDENT + _format_route(n, r) for n, r in routes]
+    lines += [INDENT + _format_solve(n, s) for n, s in p.solves.items()]
+    lines.append("}")
+    return print_design(d) + "\n" + "\n".join(lines) + "\n"
+
+
+def _in_order(entries: dict, declared: tuple) -> list[tuple[str, object]]:
+    """``entries`` in the design's declaration order, names the design lacks last (sorted)."""
+    rank = {x.name: i for i, x in enumerate(declared)}
+    return sorted(entries.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0]))
+
+
+def _format_end(e: FifoEnd) -> str:
+    kind, _, name = e.agent.partition(":")
+    who = "host" if not name else f"{kind} {_symbol(name, kind)}"
+    channel = "" if e.channel is None else f" ch {e.channel}"
+    return f"{who} at {format_tile(e.tile)}{channel}"
+
+
+def _format_fifo_plan(f: FifoPlan) -> str:
+    shared = "" if f.shared_tile is None else f" shared at {format_tile(f.shared_tile)}"
+    consumers = ", ".join(_format_end(c) for c in f.consumers)
+    return f"fifo {_symbol(f.name, 'fifo')}{shared} : {_format_end(f.producer)} -> {consumers}"
+
+
+def _format_buffer(name: str, b: BufferPlacement) -> str:
+    if b.fifo:
+        of = f" : {_symbol(b.fifo, 'fifo')}[{b.index}]"
+    elif b.index:
+        raise ValueError(f"buffer {name!r} has index {b.index} but no fifo; it has no IR text form")
+    else:
+        of = ""
+    attrs = format_attrs([("bank", b.bank), ("offset", b.offset), ("size", b.size)])
+    return f"buffer {_symbol(name, 'buffer')}{of} at {format_tile(b.tile)}{attrs}"
+
+
+def _format_route(name: str, r: Route) -> str:
+    dests = ", ".join(format_tile(t) for t in r.dests)
+    links = ", ".join(f"{format_tile(a)} -> {format_tile(b)}" for a, b in r.links)
+    return f"route {_symbol(name, 'route')} from {format_tile(r.source)} to [{dests}] links [{links}]"
+
+
+def _format_solve(name: str, s: SolveInfo) -> str:
+    if not _IDENT.fullmatch(name):
+        raise ValueError(f"solve {name!r} has no IR text form: names are identifiers")
+    attrs: list[tuple[str, object]] = [("method", s.method), ("status", s.status)]
+    attrs += [(k, v) for k, v in (("objective", s.objective), ("gap", s.gap)) if v is not None]
+    return f"solve {name}{format_attrs(attrs)}"
+
+
 register_printer(Kernel, print_kernel)  # type: ignore[arg-type]
 register_printer(ExternKernel, print_extern)  # type: ignore[arg-type]
 register_printer(Design, print_design)  # type: ignore[arg-type]
+register_printer(Plan, print_plan)  # type: ignore[arg-type]

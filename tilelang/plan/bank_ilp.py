@@ -1,16 +1,20 @@
-"""The bank-assignment ILP: bank-sized buffers into banks, halves of a double buffer apart.
+"""The bank-assignment ILP: bank-sized buffers into banks, contending buffers apart.
 
 For every tile, each buffer no larger than a bank goes into one bank, within
 the bank's free bytes (``b[i,k]`` binaries, one per buffer and bank). The
-objective counts buffers that share a bank with another buffer of their set
-(a double buffer's halves in one bank make the core's reads and the DMA's
-writes collide, the reason mlir-aie's bank-aware allocator spreads them),
-plus a large cost per buffer left without a bank (placed later in any free
-gap, spanning banks). All tiles form one block-diagonal model, solved in one
-child process. When first fit already has no conflict it is optimal and no
-solver runs. This plays the role of Levental's memory-planning MIP, reduced
-to what bank-interleaved memories need: within a bank, buffers are stacked,
-so capacity is the only packing constraint.
+objective is the weight of every pair of buffers sharing a bank
+(``BankProblem.pairs``, from ``bank_weights.py``: two buffers one kernel
+call uses together, a buffer a DMA moves while a call uses the other, the
+halves of a double buffer), linearised with one ``s[i,j] >= b[i,k] + b[j,k] - 1``
+per bank, plus a large cost per buffer left without a bank (placed later in
+any free gap, spanning banks). Tiles with the same buffers, banks and weights
+(the cores of a GEMM grid) are solved once: one representative per distinct
+tile, all in one block-diagonal model, in one child process. When first fit
+already costs nothing it is optimal and no solver runs; when the solver's
+answer is no better than first fit, first fit is kept. This plays the role of
+Levental's memory-planning MIP, reduced to what bank-interleaved memories
+need: within a bank, buffers are stacked, so capacity is the only packing
+constraint.
 """
 
 from __future__ import annotations
@@ -20,11 +24,9 @@ from dataclasses import dataclass, field
 import pulp
 
 from tilelang.ir.plan import SolveInfo
-from tilelang.plan.buffers import BankChooser, BankProblem, conflicts, first_fit_banks
+from tilelang.plan.bank_fit import UNPLACED, bank_cost, first_fit_banks
+from tilelang.plan.buffers import BankChooser, BankProblem
 from tilelang.plan.solve import solve_model
-
-#: Cost of a buffer left without a bank, against 1 per same-bank conflict.
-UNPLACED = 100.0
 
 
 @dataclass
@@ -41,42 +43,69 @@ class BankSolve:
         return SolveInfo(self.method, self.status, 0.0, self.objective, self.gap)
 
 
+def signature(bp: BankProblem) -> tuple:
+    """What the bank model of a tile depends on, with buffers by position instead of name."""
+    pos = {it.name: i for i, it in enumerate(bp.items)}
+    items = tuple((it.size, it.set_id, it.index) for it in bp.items)
+    pairs = tuple(sorted((pos[x], pos[y], w) for x, y, w in bp.pairs))
+    return bp.mem.banks, bp.free, items, pairs
+
+
+def distinct(problems: list[BankProblem]) -> tuple[list[BankProblem], list[int]]:
+    """(one representative per signature, the representative's index for every problem)."""
+    reps: list[BankProblem] = []
+    index: dict[tuple, int] = {}
+    of = []
+    for bp in problems:
+        sig = signature(bp)
+        if sig not in index:
+            index[sig] = len(reps)
+            reps.append(bp)
+        of.append(index[sig])
+    return reps, of
+
+
 def build_bank_model(problems: list[BankProblem]) -> tuple[pulp.LpProblem, dict[str, dict[int, pulp.LpVariable]]]:
-    """The bank model over all tiles, warm-started with first fit."""
+    """The bank model over the given tiles, warm-started with first fit."""
     prob = pulp.LpProblem("banks", pulp.LpMinimize)
     warm = first_fit_banks(problems)
     x: dict[str, dict[int, pulp.LpVariable]] = {}
     cost = []
     for t, bp in enumerate(problems):
-        for it in bp.items:
+        for i, it in enumerate(bp.items):
             x[it.name] = {}
             for k in range(bp.mem.banks):
                 if it.size <= bp.free[k]:
-                    v = prob.add_variable(f"b_{it.name}_{k}", 0, 1, cat="Binary")
+                    v = prob.add_variable(f"b_{t}_{i}_{k}", 0, 1, cat="Binary")
                     v.setInitialValue(1 if warm.get(it.name) == k else 0)
                     x[it.name][k] = v
-            miss = prob.add_variable(f"u_{it.name}", 0, 1, cat="Binary")
+            miss = prob.add_variable(f"u_{t}_{i}", 0, 1, cat="Binary")
             miss.setInitialValue(0 if it.name in warm else 1)
-            prob += pulp.lpSum(x[it.name].values()) + miss == 1, f"one_{it.name}"
+            prob += pulp.lpSum(x[it.name].values()) + miss == 1, f"one_{t}_{i}"
             cost.append(UNPLACED * miss)
         for k in range(bp.mem.banks):
             load = [it.size * x[it.name][k] for it in bp.items if k in x[it.name]]
             if load:
                 prob += pulp.lpSum(load) <= bp.free[k], f"cap_{t}_{k}"
-        for sid in sorted({it.set_id for it in bp.items}):
-            mine = [it for it in bp.items if it.set_id == sid]
-            if len(mine) < 2:
-                continue
-            for k in range(bp.mem.banks):
-                here = [x[it.name][k] for it in mine if k in x[it.name]]
-                if len(here) < 2:
-                    continue
-                extra = prob.add_variable(f"c_{t}_{sid}_{k}", 0)
-                extra.setInitialValue(max(0, sum(1 for it in mine if warm.get(it.name) == k) - 1))
-                prob += extra >= pulp.lpSum(here) - 1, f"apart_{t}_{sid}_{k}"
-                cost.append(extra)
+        cost += _pair_costs(prob, t, bp, x, warm)
     prob += pulp.lpSum(cost)
     return prob, x
+
+
+def _pair_costs(prob: pulp.LpProblem, t: int, bp: BankProblem, x: dict, warm: dict[str, int]) -> list:
+    """``w * s`` per weighted pair, ``s >= b[i,k] + b[j,k] - 1`` for every bank both may use."""
+    pos = {it.name: i for i, it in enumerate(bp.items)}
+    out = []
+    for a, b, w in bp.pairs:
+        common = sorted(set(x[a]) & set(x[b]))
+        if not common:
+            continue
+        s = prob.add_variable(f"s_{t}_{pos[a]}_{pos[b]}", 0)
+        s.setInitialValue(1 if a in warm and warm.get(a) == warm.get(b) else 0)
+        for k in common:
+            prob += s >= x[a][k] + x[b][k] - 1, f"pair_{t}_{pos[a]}_{pos[b]}_{k}"
+        out.append(w * s)
+    return out
 
 
 def ilp_banks(solver: str, time_limit: float) -> tuple[BankChooser, BankSolve]:
@@ -89,21 +118,40 @@ def ilp_banks(solver: str, time_limit: float) -> tuple[BankChooser, BankSolve]:
 
     def choose(problems: list[BankProblem]) -> dict[str, int]:
         first = first_fit_banks(problems)
-        score = conflicts(problems, first)
+        score = bank_cost(problems, first)
         if score == 0:
             record.method, record.status, record.objective, record.gap = "first-fit", "optimal", 0.0, 0.0
             return first
-        prob, x = build_bank_model(problems)
+        reps, of = distinct(problems)
+        prob, x = build_bank_model(reps)
         sol = solve_model(prob, solver, time_limit)
         if not sol.values:
-            record.method, record.status, record.objective, record.gap = "ilp->first-fit", sol.status, None, None
+            record.method, record.status, record.objective, record.gap = "ilp->first-fit", sol.status, score, None
             return first
-        out = {}
-        for name, banks in x.items():
-            for k, v in banks.items():
-                if sol.values.get(v.name, 0.0) > 0.5:
-                    out[name] = k
-        record.method, record.status, record.objective, record.gap = "ilp", sol.status, sol.objective, sol.gap
-        return out
+        chosen = _expand(problems, reps, of, x, sol.values)
+        found = bank_cost(problems, chosen)
+        if found > score:
+            record.method, record.status, record.objective, record.gap = "ilp->first-fit", sol.status, score, None
+            return first
+        record.method, record.status, record.objective, record.gap = "ilp", sol.status, found, sol.gap
+        return chosen
 
     return choose, record
+
+
+def _expand(problems: list[BankProblem], reps: list[BankProblem], of: list[int], x: dict, values: dict) -> dict[str, int]:
+    """Every tile's banks from its representative's solution, buffer by position."""
+    rep_banks: list[dict[int, int]] = []
+    for bp in reps:
+        banks = {}
+        for i, it in enumerate(bp.items):
+            for k, v in x[it.name].items():
+                if values.get(v.name, 0.0) > 0.5:
+                    banks[i] = k
+        rep_banks.append(banks)
+    out = {}
+    for bp, r in zip(problems, of, strict=True):
+        for i, it in enumerate(bp.items):
+            if i in rep_banks[r]:
+                out[it.name] = rep_banks[r][i]
+    return out

@@ -6,8 +6,10 @@ steps, the middle one swappable (first fit here, an ILP in ``bank_ilp.py``):
 1. the memory of each shared fifo (one of the memories both its cores reach),
    and per tile the buffers that exceed a bank: those are laid contiguously
    from the top of memory down;
-2. every other buffer into one bank, the buffers of one set (a double
-   buffer) in different banks when they fit;
+2. every other buffer into one bank, minimising the bank-contention weight
+   of the pairs sharing a bank (``bank_weights.py``: buffers one kernel call
+   uses together, a buffer a DMA moves beside one a call uses, and the halves
+   of a double buffer);
 3. offsets: buffers of a bank stacked from its bottom (above the core stack in
    bank 0 of a tile that runs a core), 16-byte aligned.
 
@@ -17,7 +19,7 @@ steps, the middle one swappable (first fit here, an ILP in ``bank_ilp.py``):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from tilelang.devices import Device
@@ -74,13 +76,35 @@ class TileMemory:
         return self.stack + sum(align(s.size) * s.count for s in self.sets)
 
 
+#: Weight of two buffers of one set (a double buffer's halves) in one bank, on top of their
+#: contention weight: API.md's "double-buffer halves in different banks when they fit".
+SAME_SET = 1.0
+#: Contention weights are scaled so the heaviest pair of the design weighs this much.
+PAIR_SCALE = 100.0
+
 @dataclass(frozen=True)
 class BankProblem:
-    """The bank-sized buffers of one tile and the free bytes of each bank."""
+    """The bank-sized buffers of one tile, the free bytes of each bank, and what sharing a bank costs.
+
+    Attributes:
+        mem: the tile.
+        items: its bank-sized buffers, largest first.
+        free: free bytes of each bank.
+        pairs: (buffer, buffer, weight) for every pair that costs ``weight`` in one bank.
+    """
 
     mem: TileMemory
     items: tuple[Item, ...]
     free: tuple[int, ...]
+    pairs: tuple[tuple[str, str, float], ...] = ()
+
+    def partners(self) -> dict[str, dict[str, float]]:
+        """{buffer: {buffer whose bank it should not share: weight}}."""
+        out: dict[str, dict[str, float]] = {}
+        for x, y, w in self.pairs:
+            out.setdefault(x, {})[y] = w
+            out.setdefault(y, {})[x] = w
+        return out
 
 
 #: Chooses a bank for the bank-sized buffers of every tile at once: {buffer name: bank};
@@ -131,56 +155,36 @@ def tile_memories(
     return out
 
 
-# -- step 2: banks ------------------------------------------------------------------------
+# -- step 2: banks (chosen in bank_fit.py or bank_ilp.py) ---------------------------------
 
 
-def _first_fit_tile(bp: BankProblem) -> dict[str, int]:
-    banks = bp.mem.banks
-    free = list(bp.free)
-    out: dict[str, int] = {}
-    start: dict[int, int] = {}
-    for it in bp.items:
-        if it.set_id not in start:
-            start[it.set_id] = max(range(banks), key=lambda b: (free[b], -b))
-        want = (start[it.set_id] + it.index) % banks
-        rotation = [(want + k) % banks for k in range(banks)]
-        used_by_set = {out[o.name] for o in bp.items if o.set_id == it.set_id and o.name in out}
-        order = sorted(rotation, key=lambda b: (b in used_by_set, rotation.index(b)))
-        for b in order:
-            if free[b] >= it.size:
-                out[it.name] = b
-                free[b] -= it.size
-                break
-    return out
+def bank_pairs(mem: TileMemory, items: list[Item], weights: Mapping[tuple[str, str], float]) -> tuple:
+    """(buffer, buffer, weight) of every pair of ``items`` that costs something in one bank.
+
+    ``weights`` are already scaled (``scale_weights``); halves of one set add ``SAME_SET``.
+    """
+    out = []
+    for i, x in enumerate(items):
+        for y in items[i + 1 :]:
+            a, b = min(x.name, y.name), max(x.name, y.name)
+            w = weights.get((a, b), 0.0) + (SAME_SET if x.set_id == y.set_id else 0.0)
+            if w > 0:
+                out.append((a, b, w))
+    return tuple(sorted(out))
 
 
-def first_fit_banks(problems: list[BankProblem]) -> dict[str, int]:
-    """Each buffer into a bank: a set's buffers rotate from the roomiest bank, first fit otherwise."""
-    out: dict[str, int] = {}
-    for bp in problems:
-        out.update(_first_fit_tile(bp))
-    return out
-
-
-def conflicts(problems: list[BankProblem], banks: dict[str, int]) -> int:
-    """Buffers sharing a bank with another buffer of their set, plus buffers left without a bank."""
-    n = 0
-    for bp in problems:
-        seen: set[tuple[int, int]] = set()
-        for it in bp.items:
-            if it.name not in banks:
-                n += 1
-                continue
-            key = (it.set_id, banks[it.name])
-            n += key in seen
-            seen.add(key)
-    return n
+def scale_weights(weights: Mapping[tuple[str, str], float]) -> dict[tuple[str, str], float]:
+    """Contention weights scaled so the heaviest is ``PAIR_SCALE`` (rounded: stable solver input)."""
+    top = max(weights.values(), default=0.0)
+    if top <= 0:
+        return {}
+    return {k: round(PAIR_SCALE * w / top, 3) for k, w in weights.items() if w > 0}
 
 
 # -- step 3: offsets ----------------------------------------------------------------------
 
 
-def _split(mem: TileMemory) -> tuple[dict[str, BufferPlacement], BankProblem, int]:
+def _split(mem: TileMemory, weights: Mapping[tuple[str, str], float]) -> tuple[dict[str, BufferPlacement], BankProblem, int]:
     """Lay the buffers larger than a bank from the top of memory; the rest form a bank problem."""
     if mem.need > mem.capacity:
         raise PlanError(memory_message(mem))
@@ -195,7 +199,7 @@ def _split(mem: TileMemory) -> tuple[dict[str, BufferPlacement], BankProblem, in
     floor = [b * bank + (mem.stack if b == 0 else 0) for b in range(mem.banks)]
     free = tuple(max(0, min((b + 1) * bank, top) - floor[b]) for b in range(mem.banks))
     small = sorted((it for it in items if it.size <= bank), key=lambda it: (-it.size, it.set_id, it.index))
-    return out, BankProblem(mem, tuple(small), free), top
+    return out, BankProblem(mem, tuple(small), free, bank_pairs(mem, small, weights)), top
 
 
 def _layout(bp: BankProblem, banks: dict[str, int], out: dict[str, BufferPlacement], top: int) -> None:
@@ -250,8 +254,9 @@ def place_buffers(
     device: Device,
     carriage: Carriage,
     core_tiles: set[Coord],
-    choose: BankChooser = first_fit_banks,
+    choose: BankChooser | None = None,
     shared_at: dict[str, Coord] | None = None,
+    weights: Mapping[tuple[str, str], float] | None = None,
 ) -> tuple[dict[str, BufferPlacement], dict[str, Coord]]:
     """Place every buffer of ``carriage``.
 
@@ -259,8 +264,10 @@ def place_buffers(
         device: the device.
         carriage: the buffer sets to place.
         core_tiles: tiles that run a core (their stack is reserved).
-        choose: the bank chooser (first fit, or the ILP).
+        choose: the bank chooser (``bank_fit.first_fit_banks`` when None, or the ILP).
         shared_at: the memory of each shared fifo; chosen here when None.
+        weights: bank-contention weight of buffer pairs (``bank_weights.contention_weights``);
+            None: only the halves of each set are kept apart.
 
     Returns:
         (buffer name -> placement, shared fifo -> memory).
@@ -270,12 +277,17 @@ def place_buffers(
     """
     if shared_at is None:
         shared_at = choose_shared(device, carriage, core_tiles)
+    scaled = scale_weights(weights or {})
     out: dict[str, BufferPlacement] = {}
     todo = []
     for mem in tile_memories(device, carriage, shared_at, core_tiles):
-        placed, bp, top = _split(mem)
+        placed, bp, top = _split(mem, scaled)
         out.update(placed)
         todo.append((bp, top))
+    if choose is None:
+        from tilelang.plan.bank_fit import first_fit_banks
+
+        choose = first_fit_banks
     banks = choose([bp for bp, _ in todo])
     for bp, top in todo:
         _layout(bp, banks, out, top)
@@ -288,8 +300,8 @@ __all__ = [
     "BankProblem",
     "Item",
     "TileMemory",
-    "conflicts",
-    "first_fit_banks",
+    "bank_pairs",
     "memory_message",
     "place_buffers",
+    "scale_weights",
 ]

@@ -6,8 +6,9 @@ no freedom left to any later stage:
 - which fifos are *shared*: a producer core and its single consumer core
   whose tiles can both load and store one memory (``Device.shared_memory_tiles``);
   that is how IRON lowers an object fifo between neighbours;
-- which DMA ends every streamed fifo has (tile, direction) and, by a
-  deterministic order, their channel indices;
+- which DMA ends every streamed fifo has (tile, direction), how many BDs
+  each channel's chain needs (``descriptors.py``) and their channel indices
+  (``channels.py``);
 - which buffer sets exist and on which tile(s) they may live.
 """
 
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 from tilelang.devices import Device
 from tilelang.ir.plan import agent_name
 from tilelang.ir.verify import HOST
+from tilelang.plan.channels import assign_channels
+from tilelang.plan.descriptors import end_bds, part_count, set_locks
 from tilelang.plan.problem import Coord, FifoSpec, Problem, whole_fifo
 
 MM2S = "mm2s"
@@ -103,30 +106,6 @@ class Carriage:
     channels: dict[tuple[str, str], int]
 
 
-# -- lock model -------------------------------------------------------------------------
-
-
-def set_locks(device: Device, count: int) -> int:
-    """Locks one buffer set needs on its tile.
-
-    AIE2/AIE-ML locks are semaphores (AIE_FACTS "locks ... semaphores, max value
-    63"), so IRON's lowering uses one producer and one consumer lock per fifo end
-    whatever the depth; AIE1 locks are binary (AIE_FACTS "16 per tile, binary"),
-    one per buffer.
-    """
-    return count if device.arch.name == "aie1" else 2
-
-
-def host_end_locks(device: Device) -> int:
-    """Locks a host (shim) end needs: model, not a confirmed count.
-
-    On AIE2 the runtime sequence synchronises host moves through task completion
-    (``aiex.npu.dma_wait``, AIE_FACTS "mlir-aie dialect"), not shim locks; on AIE1
-    the shim BDs of an object fifo use one lock to hand the DDR buffer over.
-    """
-    return 1 if device.arch.name == "aie1" else 0
-
-
 # -- the decision -------------------------------------------------------------------------
 
 
@@ -154,26 +133,27 @@ def _whole_at(problem: Problem, agent: str) -> str | None:
 
 def link_parts(problem: Problem, name: str) -> int:
     """Fifos a link moves to or from offsets of its whole fifo's buffers (each synchronised apart)."""
-    ln = problem.link(name)
-    return len(ln.srcs) if whole_fifo(ln) == ln.dsts[0] and len(ln.srcs) > 1 else len(ln.dsts)
+    return part_count(problem.link(name))
 
 
 def link_needs(problem: Problem, name: str) -> dict[str, int]:
     """What a link asks of its memtile: DMA channels per direction, bytes, BDs and locks.
 
     One S2MM channel per source fifo and one MM2S per destination; the whole
-    fifo's buffers; one BD per buffer on every channel; a lock pair (AIE2) or a
-    lock per buffer (AIE1) for each part fifo, so parts are released independently.
+    fifo's buffers; BDs and locks as the emitter builds them
+    (``descriptors.end_bds``, ``descriptors.set_locks``: the whole fifo's
+    channel has one BD per buffer and part, each part channel one per buffer,
+    and each part its own lock pair).
     """
     ln = problem.link(name)
     whole = problem.fifo(whole_fifo(ln))
-    ends = len(ln.srcs) + len(ln.dsts)
+    agent = f"link:{name}"
     return {
         S2MM: len(ln.srcs),
         MM2S: len(ln.dsts),
         "bytes": whole.elem_bytes * whole.depth,
-        "bds": ends * whole.depth,
-        "locks": set_locks(problem.device, whole.depth) * link_parts(problem, name),
+        "bds": sum(end_bds(problem.design, f, agent) for f in ln.fifos),
+        "locks": set_locks(problem.device, whole.depth, part_count(ln)),
     }
 
 
@@ -196,31 +176,12 @@ def _buffer_sets(problem: Problem, f: FifoSpec, placement: Placement, shared: tu
     return out
 
 
-def _link_depth(problem: Problem, agent: str, f: FifoSpec) -> int:
-    whole = _whole_at(problem, agent)
-    return problem.fifo(whole).depth if whole is not None else f.depth
-
-
 def _dma_ends(problem: Problem, f: FifoSpec, placement: Placement) -> list[DmaEnd]:
     out = []
     for agent in f.agents:
         direction = MM2S if agent == f.producer else S2MM
         tile = placement.tile_of(agent, f.name)
-        # One BD per buffer the channel cycles through; a host end needs one per
-        # move in flight, and moves on a fifo run one after another.
-        bds = 1 if agent == HOST else _link_depth(problem, agent, f)
-        out.append(DmaEnd(f.name, agent, tile, direction, bds))
-    return out
-
-
-def assign_channels(ends: list[DmaEnd]) -> dict[tuple[str, str], int]:
-    """Channel index of every DMA end: per (tile, direction), numbered in the order given."""
-    nxt: dict[tuple[Coord, str], int] = {}
-    out: dict[tuple[str, str], int] = {}
-    for e in ends:
-        key = (e.tile, e.direction)
-        out[(e.fifo, e.agent)] = nxt.get(key, 0)
-        nxt[key] = nxt.get(key, 0) + 1
+        out.append(DmaEnd(f.name, agent, tile, direction, end_bds(problem.design, f.name, agent)))
     return out
 
 
@@ -244,4 +205,4 @@ def carry(problem: Problem, placement: Placement) -> Carriage:
         else:
             ends += _dma_ends(problem, f, placement)
         sets += _buffer_sets(problem, f, placement, common)
-    return Carriage(shared, tuple(ends), tuple(sets), assign_channels(ends))
+    return Carriage(shared, tuple(ends), tuple(sets), assign_channels(problem.device, ends))

@@ -16,9 +16,12 @@ from tilelang.errors import PlanError
 from tilelang.ir.design import Design
 from tilelang.ir.plan import BufferPlacement, FifoEnd, FifoPlan, Plan, Route, SolveInfo
 from tilelang.ir.verify import verify_design
+from tilelang.plan.bank_fit import first_fit_banks
 from tilelang.plan.bank_ilp import ilp_banks
-from tilelang.plan.buffers import first_fit_banks, place_buffers
+from tilelang.plan.bank_weights import contention_weights
+from tilelang.plan.buffers import place_buffers
 from tilelang.plan.carriage import Carriage, Placement, carry
+from tilelang.plan.channels import check_link_channels
 from tilelang.plan.fabric import fabric
 from tilelang.plan.greedy import greedy_placement
 from tilelang.plan.placement import place_ilp
@@ -48,11 +51,12 @@ def _place(problem: Problem, strategy: str, solver: str, budget: float) -> tuple
 
 def _buffers(problem: Problem, carriage: Carriage, placement: Placement, strategy: str, solver: str, budget: float):
     core_tiles = set(placement.cores.values())
+    weights = contention_weights(problem.design, set(carriage.shared))
     if strategy == "ilp":
         chooser, info = ilp_banks(solver, budget)
-        bufs, shared_at = place_buffers(problem.device, carriage, core_tiles, chooser)
+        bufs, shared_at = place_buffers(problem.device, carriage, core_tiles, chooser, weights=weights)
         return bufs, shared_at, info.result()
-    bufs, shared_at = place_buffers(problem.device, carriage, core_tiles, first_fit_banks)
+    bufs, shared_at = place_buffers(problem.device, carriage, core_tiles, first_fit_banks, weights=weights)
     return bufs, shared_at, SolveInfo("first-fit", "feasible", 0.0)
 
 
@@ -105,6 +109,7 @@ def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: 
     start = time.monotonic()
     deadline = start + float(time_limit)
     problem = build_problem(design)
+    check_link_channels(design)
     timings: dict[str, float] = {}
 
     t0 = time.monotonic()

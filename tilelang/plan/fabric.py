@@ -82,6 +82,40 @@ def manhattan(a: Coord, b: Coord) -> int:
     return abs(a[0] - b[0]) + abs(a[1] - b[1])
 
 
+def hops(device: Device, a: Coord, b: Coord) -> int:
+    """Links on a shortest route from ``a`` to ``b`` over the switch graph.
+
+    The Manhattan distance wherever a row has east/west links; more where it has
+    none: memtile rows have no east/west ports (AIE_FACTS "Stream switch": "no
+    East/West" at memtiles), so two memtiles of one row in different columns are
+    ``|dc| + 2`` apart (out to a neighbouring row and back).
+
+    Raises:
+        PlanError: ``b`` cannot be reached from ``a``.
+    """
+    d = _distances(device, a).get(b)
+    if d is None:
+        raise PlanError(f"{device.name}: no route from ({a[0]},{a[1]}) to ({b[0]},{b[1]})")
+    return d
+
+
+@lru_cache(maxsize=4096)
+def _distances(device: Device, a: Coord) -> dict[Coord, int]:
+    """Breadth-first hop counts from ``a`` to every reachable tile."""
+    fab = fabric(device)
+    dist = {a: 0}
+    frontier = [a]
+    while frontier:
+        nxt = []
+        for t in frontier:
+            for _, n in fab.out[t]:
+                if n not in dist:
+                    dist[n] = dist[t] + 1
+                    nxt.append(n)
+        frontier = nxt
+    return dist
+
+
 def shortest_path(
     fab: Fabric,
     sources: Sequence[Coord],

@@ -19,7 +19,7 @@ from tilelang.errors import PlanError
 from tilelang.ir.plan import agent_name
 from tilelang.ir.verify import HOST
 from tilelang.plan.carriage import MM2S, S2MM, Placement, common_memories, link_needs
-from tilelang.plan.fabric import manhattan
+from tilelang.plan.fabric import hops, manhattan
 from tilelang.plan.problem import Coord, FifoSpec, Problem
 
 #: Cost added per DMA channel a tile would need beyond what it has.
@@ -90,7 +90,7 @@ def _core_cost(problem: Problem, core: str, t: Coord, fifos: list[FifoSpec], pla
                 u = placed[agent_name(a)]
                 if f.shareable and common_memories(dev, t, u):
                     continue
-                cost += f.traffic * manhattan(t, u)
+                cost += f.traffic * hops(problem.device, t, u)
                 if f.shareable:
                     streams[_dir(f, core)] += 1
     for d, n in streams.items():
@@ -158,7 +158,7 @@ def place_links(problem: Problem, cores: dict[str, Coord]) -> dict[str, Coord]:
             for fname in ln.fifos:
                 f = problem.fifo(fname)
                 for p in _partner_tiles(problem, f, me, cores, links):
-                    c += f.traffic * manhattan(m, p)
+                    c += f.traffic * hops(dev, m, p)
                 if HOST in f.agents:
                     c += f.traffic * host_distance(dev, m)
             have = {S2MM: dev.dma_channels(m, S2MM), MM2S: dev.dma_channels(m, MM2S), "bytes": dev.memory_bytes(m),

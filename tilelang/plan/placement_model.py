@@ -4,12 +4,14 @@ Every agent gets a one-hot choice of tile: cores among compute tiles, links
 among memtiles, host ends among NoC shims. An agent with a single candidate
 (a pinned core, or a core held fixed by the neighbourhood search) is a
 constant, not a variable. The objective sums, over every producer/consumer
-pair of every fifo, the fifo's weight times the Manhattan distance of the
-pair, 0 for a pair of cores sharing a memory (IRON's shared-memory object
-fifo). A pair's distance is linearised exactly by ``w[t,u] = x[a,t] x[b,u]``
+pair of every fifo, the fifo's weight times the route distance of the pair
+(``fabric.hops``: the Manhattan distance, plus 2 between memtiles of one row,
+which have no east/west links), 0 for a pair of cores sharing a memory (IRON's
+shared-memory object fifo). A pair's distance is linearised exactly by ``w[t,u] = x[a,t] x[b,u]``
 through its row and column sums (``w[t,t]`` left out for two cores, which is
 what makes the LP bound useful); pairs with too many candidate products use
-column and row differences with a big-M sharing term instead.
+column and row differences (Manhattan, exact between compute tiles) with a
+big-M sharing term instead.
 
 Constraint families: one core per tile; per core, streamed fifos within its
 DMA channels and own buffers within its memory (a consumer's copy vanishes
@@ -23,7 +25,7 @@ import pulp
 
 from tilelang.ir.verify import HOST
 from tilelang.plan.carriage import MM2S, S2MM, Placement, common_memories, link_needs
-from tilelang.plan.fabric import manhattan
+from tilelang.plan.fabric import hops, manhattan
 from tilelang.plan.problem import Coord, FifoSpec, Problem
 from tilelang.plan.resources import STACK_BYTES
 
@@ -133,7 +135,7 @@ class PlacementModel:
         near = f.shareable and bool(common_memories(self.dev, ta, tb))
         if f.shareable:
             self.shared[f.name] = 1 if near else 0
-        return 0.0 if near else float(manhattan(ta, tb))
+        return 0.0 if near else float(hops(self.dev, ta, tb))
 
     def _product(self, tag: str, a: str, b: str, f: FifoSpec) -> pulp.LpAffineExpression:
         """Exact linearisation: w[t,u] = x[a,t] x[b,u] (just x when one side is fixed)."""
@@ -152,7 +154,7 @@ class PlacementModel:
         near = {k for k in w if f.shareable and common_memories(self.dev, *k)}
         if f.shareable:
             self.shared[f.name] = pulp.lpSum(w[k] for k in sorted(near))
-        return pulp.lpSum(manhattan(*k) * v for k, v in w.items() if k not in near)
+        return pulp.lpSum(hops(self.dev, *k) * v for k, v in w.items() if k not in near)
 
     def _coordinates(self, tag: str, a: str, b: str, f: FifoSpec) -> pulp.LpAffineExpression:
         """Column and row differences; a shareable pair's distance drops to 0 when shared."""

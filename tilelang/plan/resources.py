@@ -15,7 +15,8 @@ from tilelang.devices import Device
 from tilelang.errors import PlanError
 from tilelang.ir.plan import agent_name
 from tilelang.ir.verify import HOST
-from tilelang.plan.carriage import MM2S, Carriage, DmaEnd, host_end_locks
+from tilelang.plan.carriage import MM2S, Carriage, DmaEnd
+from tilelang.plan.descriptors import bd_pool, host_end_locks
 from tilelang.plan.problem import Coord
 
 #: Bytes at the bottom of a core tile's data memory reserved for the core's stack:
@@ -42,6 +43,8 @@ class TileUse:
 
     ends: dict[str, list[DmaEnd]] = field(default_factory=lambda: defaultdict(list))
     bds: int = 0
+    #: BDs per pool, keyed by the pool's (first id, size) (``descriptors.bd_pool``), with who uses them.
+    pools: dict[tuple[int, int], list[tuple[DmaEnd, int]]] = field(default_factory=lambda: defaultdict(list))
     locks: int = 0
     lock_users: list[str] = field(default_factory=list)
 
@@ -62,6 +65,8 @@ def tile_usage(device: Device, carriage: Carriage, shared_at: dict[str, Coord]) 
         u = use[e.tile]
         u.ends[e.direction].append(e)
         u.bds += e.bds
+        channel = carriage.channels[(e.fifo, e.agent)]
+        u.pools[bd_pool(device, e.tile, channel)].append((e, channel))
         if e.agent == HOST and host_end_locks(device):
             u.locks += host_end_locks(device)
             u.lock_users.append(f"host end of {e.fifo}")
@@ -73,7 +78,7 @@ def tile_usage(device: Device, carriage: Carriage, shared_at: dict[str, Coord]) 
 
 
 def check_tiles(device: Device, carriage: Carriage, shared_at: dict[str, Coord]) -> None:
-    """Raise PlanError for the first tile (in tile order) short of DMA channels, BDs or locks.
+    """Raise PlanError for the first tile (in tile order) short of DMA channels, BDs (per pool) or locks.
 
     Raises:
         PlanError: naming the tile, the resource, what it has and who needs it.
@@ -88,15 +93,29 @@ def check_tiles(device: Device, carriage: Carriage, shared_at: dict[str, Coord])
                     f"tile {fmt_tile(tile)} ({device.tile_kind(tile)}) has {have} {direction.upper()} DMA channels, "
                     f"{len(ends)} needed: {users}"
                 )
-        if u.bds > device.buffer_descriptors(tile):
-            users = ", ".join(f"{who(e)} {e.bds}" for d in ("mm2s", "s2mm") for e in u.ends.get(d, []))
-            raise PlanError(
-                f"tile {fmt_tile(tile)} has {device.buffer_descriptors(tile)} buffer descriptors, {u.bds} needed: {users}"
-            )
+        _check_pools(device, tile, u)
         if u.locks > device.locks(tile):
             raise PlanError(
                 f"tile {fmt_tile(tile)} has {device.locks(tile)} locks, {u.locks} needed: {', '.join(u.lock_users)}"
             )
+
+
+def _check_pools(device: Device, tile: Coord, u: TileUse) -> None:
+    """Each BD pool of the tile holds the chains of the channels drawing from it."""
+    for (first, size), users in sorted(u.pools.items()):
+        need = sum(e.bds for e, _ in users)
+        if need <= size:
+            continue
+        listed = ", ".join(f"{who(e)} {e.direction.upper()} ch{ch}: {e.bds}" for e, ch in users)
+        if device.tile_kind(tile) != "mem":
+            raise PlanError(f"tile {fmt_tile(tile)} has {size} buffer descriptors, {need} needed: {listed}")
+        parity = "even" if first == 0 else "odd"
+        links = sorted({agent_name(e.agent) for e, _ in users if e.agent.startswith("link:")})
+        raise PlanError(
+            f"memtile {fmt_tile(tile)} has {size} buffer descriptors for its {parity} DMA channels "
+            f"(BDs {first}-{first + size - 1}; AIE_FACTS), {need} needed: {listed}; links needing them: "
+            f"{', '.join(links)}. Reduce the depth of their fifos, the parts of a split or join, or the links on this memtile"
+        )
 
 
 def agent_label(agent: str) -> str:

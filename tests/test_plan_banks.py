@@ -1,0 +1,209 @@
+"""Bank placement against contention: weights worked out by hand, the ILP against brute force, and
+the simulated effect on a bf16 GEMM.
+
+The weights (tilelang/plan/bank_weights.py) are bytes per run: a pair one call
+uses together counts 4 x (both buffers' bytes) per call; a buffer a DMA moves
+while a call uses another counts 2 x (the moved bytes) per call.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import simulator
+import tilelang as tl
+from tilelang.plan.bank_fit import UNPLACED, bank_cost, first_fit_banks
+from tilelang.plan.bank_ilp import build_bank_model, distinct, ilp_banks
+from tilelang.plan.bank_weights import contention_weights
+from tilelang.plan.buffers import BankProblem, Item, TileMemory
+
+N = 256  # i32 elements: 1 KiB tiles
+
+
+@tl.kernel
+def add(a: tl.Tile[(N,), tl.i32], b: tl.Tile[(N,), tl.i32], c: tl.Tile[(N,), tl.i32]):
+    c[...] = a + b
+
+
+def adder(trips: int, unrolled: bool = False, depth: int = 2):
+    """One core: c = a + b over ``trips`` elements of each fifo, in an IR loop or unrolled."""
+
+    def body(A, B, C):
+        a = tl.fifo(tl.Tile[(N,), tl.i32], depth=depth, name="a")
+        b = tl.fifo(tl.Tile[(N,), tl.i32], depth=depth, name="b")
+        c = tl.fifo(tl.Tile[(N,), tl.i32], depth=depth, name="c")
+
+        def step():
+            x, y, z = a.acquire(), b.acquire(), c.acquire()
+            add(x, y, z)
+            a.release()
+            b.release()
+            c.release()
+
+        @tl.core(name="w")
+        def w():
+            if unrolled:
+                for _ in range(trips):
+                    step()
+            else:
+                for _ in tl.range(trips):
+                    step()
+
+        tl.dma(A, a)
+        tl.dma(B, b)
+        tl.dma(c, C)
+
+    body.__name__ = "adder"
+    body.__annotations__ = {k: tl.Tensor[(N * trips,), tl.i32] for k in "ABC"}
+    return tl.design(device="npu1")(body)
+
+
+# -- the weights -------------------------------------------------------------------------------
+
+
+def test_weights_of_a_double_buffered_call_by_hand() -> None:
+    w = contention_weights(adder(4), shared=set())
+    kib = 1024
+    # Calls use slots 0, 1, 0, 1: each slot pair (a_i, b_i) twice, together: 2 x 4 x 2 KiB.
+    assert w[("a_w_0", "b_w_0")] == 2 * 4 * 2 * kib
+    assert w[("a_w_0", "c_w_0")] == 2 * 4 * 2 * kib
+    # Calls 2-4 each run while the DMAs move the three buffers the previous call released (2 x 1 KiB each):
+    # call 2 uses the slot-1 buffers beside the slot-0 ones, call 3 the reverse, call 4 like call 2.
+    beside = 3 * 2 * kib
+    assert w[("a_w_0", "a_w_1")] == beside  # a double buffer's halves
+    assert w[("a_w_1", "b_w_0")] == beside  # slot 1 of one input vs slot 0 of the other
+    assert w[("a_w_0", "b_w_1")] == beside
+    assert w[("b_w_0", "c_w_1")] == beside
+    assert len(w) == 15  # every pair of the six buffers
+    # Together outweighs beside: a call's own buffers contend hardest.
+    assert w[("a_w_0", "b_w_0")] > w[("a_w_0", "b_w_1")]
+
+
+@pytest.mark.parametrize("trips", [1, 2, 3, 7, 12])
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_loops_weigh_as_their_unrolled_bodies(trips: int, depth: int) -> None:
+    looped = contention_weights(adder(trips, depth=depth), shared=set())
+    unrolled = contention_weights(adder(trips, unrolled=True, depth=depth), shared=set())
+    assert looped == unrolled
+
+
+def test_long_loops_are_multiplied_out_not_walked() -> None:
+    w = contention_weights(adder(1_000_000), shared=set())
+    assert w[("a_w_0", "b_w_0")] == 500_000 * 4 * 2 * 1024
+
+
+# -- the ILP against brute force ---------------------------------------------------------------
+
+
+def _problem(sizes: list[int], sets: list[int], free: list[int], pairs: list[tuple[int, int, float]]) -> BankProblem:
+    mem = TileMemory((0, 2), 4 * 16384, 4, 0, ())
+    idx = {}
+    items = []
+    for i, (size, sid) in enumerate(zip(sizes, sets, strict=True)):
+        idx[sid] = idx.get(sid, -1) + 1
+        items.append(Item(f"x{i}", f"f{sid}", idx[sid], size, sid))
+    named = tuple(sorted((f"x{min(i, j)}", f"x{max(i, j)}", w) for i, j, w in pairs))
+    return BankProblem(mem, tuple(items), tuple(free), named)
+
+
+def _brute_force(bp: BankProblem) -> float:
+    best = float("inf")
+    for choice in itertools.product([*range(bp.mem.banks), None], repeat=len(bp.items)):
+        load = [0] * bp.mem.banks
+        banks = {}
+        for it, k in zip(bp.items, choice, strict=True):
+            if k is not None:
+                load[k] += it.size
+                banks[it.name] = k
+        if all(load[k] <= bp.free[k] for k in range(bp.mem.banks)):
+            best = min(best, bank_cost([bp], banks))
+    return best
+
+
+@st.composite
+def bank_problems(draw):
+    n = draw(st.integers(2, 5))
+    sizes = draw(st.lists(st.sampled_from([4096, 8192, 12288]), min_size=n, max_size=n))
+    sets = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+    free = draw(st.lists(st.sampled_from([8192, 15360, 16384]), min_size=4, max_size=4))
+    pairs = [(i, j, draw(st.sampled_from([0.0, 1.0, 7.5, 40.0]))) for i in range(n) for j in range(i + 1, n)]
+    return _problem(sorted(sizes, reverse=True), sets, free, [p for p in pairs if p[2] > 0])
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bank_problems())
+def test_the_bank_ilp_finds_the_brute_force_optimum(bp: BankProblem) -> None:
+    best = _brute_force(bp)
+    choose, record = ilp_banks("cbc", 20)
+    got = choose([bp])
+    assert bank_cost([bp], got) == pytest.approx(best)
+    assert bank_cost([bp], first_fit_banks([bp])) >= best - 1e-9
+    for k in range(bp.mem.banks):
+        assert sum(it.size for it in bp.items if got.get(it.name) == k) <= bp.free[k]
+    assert record.method in ("ilp", "first-fit", "ilp->first-fit")
+
+
+def test_identical_tiles_are_solved_once() -> None:
+    pairs = [(0, 1, 5.0), (1, 2, 1.0)]
+    a = _problem([8192, 8192, 4096], [0, 0, 1], [15360, 16384, 16384, 16384], pairs)
+    b = replace(a, mem=TileMemory((1, 2), 4 * 16384, 4, 0, ()))
+    c = _problem([8192, 8192, 4096], [0, 0, 1], [8192, 16384, 16384, 16384], pairs)
+    reps, of = distinct([a, b, c])
+    assert len(reps) == 2 and of == [0, 0, 1]
+    prob, _ = build_bank_model(reps)
+    assert len(prob.variables()) < 2 * 3 * (4 + 1) + 2 * len(pairs) + 1
+
+
+def test_unplaced_buffers_cost_more_than_any_sharing() -> None:
+    bp = _problem([16384, 16384], [0, 1], [16384, 16384, 0, 0], [(0, 1, 100.0)])
+    assert bank_cost([bp], {"x0": 0}) == UNPLACED
+    assert bank_cost([bp], {"x0": 0, "x1": 1}) == 0
+
+
+# -- the effect on a bf16 GEMM -----------------------------------------------------------------
+
+
+def _matmul():
+    return tl.library.matmul(128, 128, 128, tiling={"m": 32, "k": 32, "n": 32}, cores=(2, 2))
+
+
+def test_a_gemm_call_never_shares_a_bank_with_its_own_operands() -> None:
+    d = _matmul()
+    p = tl.plan(d)
+    for core in d.cores:
+        tile = p.placement[core.name]
+        mine = {n: b.bank for n, b in p.buffers.items() if b.tile == tile}
+        for i in range(2):
+            a = next(v for n, v in mine.items() if n.startswith("a_") and n.endswith(f"_{i}"))
+            b = next(v for n, v in mine.items() if n.startswith("b_") and n.endswith(f"_{i}"))
+            cs = {v for n, v in mine.items() if n.startswith("c_")}
+            assert a != b and a not in cs and b not in cs, (core.name, mine)
+
+
+def test_contention_aware_banks_simulate_faster_than_operands_sharing_a_bank() -> None:
+    d = _matmul()
+    p = tl.plan(d)
+    # The layout first fit used to give: slot i of A and slot i of B in one bank, C's halves apart.
+    old = {("c", 0): 1, ("c", 1): 2, ("a", 0): 3, ("b", 0): 3, ("a", 1): 0, ("b", 1): 0}
+    worse = dict(p.buffers)
+    floors: dict = {}
+    for n, b in sorted(p.buffers.items(), key=lambda nb: (nb[1].tile, -nb[1].size, nb[0])):
+        if p.device.tile_kind(b.tile) != "compute":
+            continue
+        bank = old[(n[0], b.index)]
+        floor = floors.get((b.tile, bank), bank * 16384 + (1024 if bank == 0 else 0))
+        worse[n] = replace(b, bank=bank, offset=floor)
+        floors[(b.tile, bank)] = floor + b.size
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((128, 128)).astype(np.float32)
+    b = rng.standard_normal((128, 128)).astype(np.float32)
+    good = simulator.simulate(p, A=a, B=b, trace=False)
+    bad = simulator.simulate(replace(p, buffers=worse), A=a, B=b, trace=False)
+    np.testing.assert_array_equal(good.outputs["C"], bad.outputs["C"])
+    assert good.cycles < 0.95 * bad.cycles, (good.cycles, bad.cycles)

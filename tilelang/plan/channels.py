@@ -1,0 +1,192 @@
+"""DMA channel indices: which channel of its tile each streamed fifo end uses.
+
+Per tile and direction, ends are numbered in a deterministic order. On a
+memtile the index also decides which BD pool the channel's chain draws from
+(even channels BDs 0-23, odd 24-47: AIE_FACTS "buffer descriptors",
+``descriptors.bd_pool``), so when the plain numbering overfills a pool, the
+ends are re-dealt over the pools: every split of each direction's ends into
+even and odd channels is tried, and the one with the least-loaded fullest
+pool wins (ties: the fewest ends moved from the plain numbering, then the
+first found). Within a pool, ends keep their order. Memtiles have at most 6
+channels a direction, so at most 2**12 splits are tried.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from tilelang.devices import Device
+from tilelang.errors import PlanError
+from tilelang.ir.design import Design
+from tilelang.plan.descriptors import bd_pool, end_bds, part_count, whole_fifo
+
+Coord = tuple[int, int]
+#: Above this many candidate splits of one tile, ends are dealt greedily (largest first) instead.
+MAX_SPLITS = 1 << 12
+
+
+class End(Protocol):
+    """What channel assignment reads of a DMA end."""
+
+    fifo: str
+    agent: str
+    tile: Coord
+    direction: str
+    bds: int
+
+
+def assign_channels(device: Device, ends: Sequence[End]) -> dict[tuple[str, str], int]:
+    """Channel index of every DMA end: per (tile, direction) in the order given, memtile BD pools balanced.
+
+    Args:
+        device: the device.
+        ends: every streamed end, in a deterministic order.
+
+    Returns:
+        (fifo, agent) -> channel index. Channel counts and BD pools are checked
+        later (``resources.check_tiles``), with messages naming who needs them.
+    """
+    by_tile: dict[Coord, list[End]] = {}
+    for e in ends:
+        by_tile.setdefault(e.tile, []).append(e)
+    out: dict[tuple[str, str], int] = {}
+    for tile, mine in by_tile.items():
+        out.update(_tile_channels(device, tile, mine))
+    return out
+
+
+def _sequential(ends: list[End]) -> dict[tuple[str, str], int]:
+    nxt: dict[str, int] = {}
+    out = {}
+    for e in ends:
+        out[(e.fifo, e.agent)] = nxt.get(e.direction, 0)
+        nxt[e.direction] = nxt.get(e.direction, 0) + 1
+    return out
+
+
+def _pool_loads(device: Device, tile: Coord, ends: list[End], channels: dict[tuple[str, str], int]) -> dict[int, int]:
+    load: dict[int, int] = {}
+    for e in ends:
+        first = bd_pool(device, tile, channels[(e.fifo, e.agent)])[0]
+        load[first] = load.get(first, 0) + e.bds
+    return load
+
+
+def _tile_channels(device: Device, tile: Coord, ends: list[End]) -> dict[tuple[str, str], int]:
+    plain = _sequential(ends)
+    if device.tile_kind(tile) != "mem":
+        return plain
+    pool = bd_pool(device, tile, 0)[1]
+    if max(_pool_loads(device, tile, ends, plain).values()) <= pool:
+        return plain
+    groups = {d: [e for e in ends if e.direction == d] for d in ("mm2s", "s2mm")}
+    if any(len(g) > device.dma_channels(tile, d) for d, g in groups.items()):
+        return plain  # too many ends: the channel check reports it
+    best = _best_split(device, tile, groups, plain)
+    return best if best is not None else plain
+
+
+def _best_split(
+    device: Device, tile: Coord, groups: dict[str, list[End]], plain: dict[tuple[str, str], int]
+) -> dict[tuple[str, str], int] | None:
+    """The split of each direction's ends over even/odd channels with the least-loaded fullest pool."""
+    ends = [e for g in groups.values() for e in g]
+    if 2 ** len(ends) > MAX_SPLITS:
+        return _greedy_split(device, tile, groups)
+    best: tuple[tuple[int, int], dict[tuple[str, str], int]] | None = None
+    for parities in itertools.product((0, 1), repeat=len(ends)):
+        chans = _numbered(device, tile, groups, dict(zip(((e.fifo, e.agent) for e in ends), parities, strict=True)))
+        if chans is None:
+            continue
+        worst = max(_pool_loads(device, tile, ends, chans).values())
+        moved = sum(chans[k] != plain[k] for k in chans)
+        if best is None or (worst, moved) < best[0]:
+            best = ((worst, moved), chans)
+    return None if best is None else best[1]
+
+
+def _numbered(
+    device: Device, tile: Coord, groups: dict[str, list[End]], parity: dict[tuple[str, str], int]
+) -> dict[tuple[str, str], int] | None:
+    """Channel indices giving each end its parity, in order within a parity; None if a parity runs out."""
+    out = {}
+    for d, g in groups.items():
+        free = {p: [c for c in range(device.dma_channels(tile, d)) if c % 2 == p] for p in (0, 1)}
+        for e in g:
+            p = parity[(e.fifo, e.agent)]
+            if not free[p]:
+                return None
+            out[(e.fifo, e.agent)] = free[p].pop(0)
+    return out
+
+
+def _greedy_split(device: Device, tile: Coord, groups: dict[str, list[End]]) -> dict[tuple[str, str], int] | None:
+    """Largest chains first, each into the less loaded parity with a channel left."""
+    load = {0: 0, 1: 0}
+    parity: dict[tuple[str, str], int] = {}
+    left = {(d, p): len([c for c in range(device.dma_channels(tile, d)) if c % 2 == p]) for d in groups for p in (0, 1)}
+    for e in sorted((e for g in groups.values() for e in g), key=lambda e: (-e.bds, e.direction, e.fifo, e.agent)):
+        options = [p for p in (0, 1) if left[(e.direction, p)] > 0]
+        if not options:
+            return None
+        p = min(options, key=lambda q: (load[q], q))
+        parity[(e.fifo, e.agent)] = p
+        load[p] += e.bds
+        left[(e.direction, p)] -= 1
+    return _numbered(device, tile, groups, parity)
+
+
+# -- a link on its own -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _LinkEnd:
+    fifo: str
+    agent: str
+    tile: Coord
+    direction: str
+    bds: int
+
+
+def check_link_channels(design: Design) -> None:
+    """Every link fits a memtile's BD pools on its own, wherever it goes (checked before placement).
+
+    Raises:
+        PlanError: naming the link, the BDs its channels need and what to change.
+    """
+    dev = design.device
+    mems = dev.tiles("mem")
+    if not mems:
+        return
+    tile = mems[0]
+    pool = bd_pool(dev, tile, 0)[1]
+    for ln in design.links:
+        agent = f"link:{ln.name}"
+        ends = [_LinkEnd(f, agent, tile, "s2mm", end_bds(design, f, agent)) for f in ln.srcs]
+        ends += [_LinkEnd(f, agent, tile, "mm2s", end_bds(design, f, agent)) for f in ln.dsts]
+        if any(sum(e.direction == d for e in ends) > dev.dma_channels(tile, d) for d in ("s2mm", "mm2s")):
+            continue  # the channel check names it once the link is placed
+        whole = whole_fifo(ln)
+        depth, parts = design.fifo(whole).depth, part_count(ln)
+        worst = _fullest_pool(dev, tile, ends, depth, depth)
+        if worst <= pool:
+            continue
+        fit = next((d for d in range(depth - 1, 0, -1) if _fullest_pool(dev, tile, ends, depth, d) <= pool), 0)
+        advice = f"give {whole!r} depth {fit} or less" if fit else f"split into fewer than {parts} parts"
+        raise PlanError(
+            f"link {ln.name!r} needs {sum(e.bds for e in ends)} buffer descriptors on its memtile: the channel of its "
+            f"fifo {whole!r} cycles through {depth} buffers x {parts} parts = {depth * parts}, each part's channel "
+            f"{depth}; a memtile channel draws from {pool} (AIE_FACTS: even channels BDs 0-{pool - 1}, odd "
+            f"{pool}-{2 * pool - 1}) and no choice of channels fits them (the fullest pool would need {worst}): "
+            f"{advice}"
+        )
+
+
+def _fullest_pool(dev: Device, tile: Coord, ends: list[_LinkEnd], depth: int, new_depth: int) -> int:
+    """The fullest BD pool of a link's channels with its whole fifo ``new_depth`` deep (BDs scale with depth)."""
+    scaled = [_LinkEnd(e.fifo, e.agent, e.tile, e.direction, e.bds // depth * new_depth) for e in ends]
+    channels = assign_channels(dev, scaled)
+    return max(_pool_loads(dev, tile, scaled, channels).values())
