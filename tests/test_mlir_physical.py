@@ -135,6 +135,20 @@ CHECK: "aie.end"
     )
 
 
+@pytest.mark.parametrize(("name", "loops", "switches", "calls"), [("window3", 1, 0, 6), ("window3_computed", 1, 4, 2)])
+def test_window_primed_in_its_loop_is_peeled_then_looped(name: str, loops: int, switches: int, calls: int) -> None:
+    """The first iteration (acquire 3) runs straight, the rest is one scf.for starting from where it left the
+    buffers: 4 iterations a step at depth 4 (then one left over), computed buffer indices at depth 5."""
+    p, _ = physical(name, "npu1")
+    text = emit_mlir(p, level="physical")
+    core = text[text.index('"aie.core"') : text.index('"aie.mem"')]
+    assert (core.count('"scf.for"'), core.count('"scf.index_switch"'), core.count('"func.call"')) == (
+        loops,
+        switches,
+        calls,
+    )
+
+
 def test_aie1_uses_binary_locks_external_buffers_and_shim_bd_chains() -> None:
     p, _ = physical("vector_scalar_mul", "xcvc1902")
     text = emit_mlir(p, level="physical")
@@ -365,7 +379,9 @@ def test_bd_length_beyond_the_field_is_a_plan_error_not_a_truncation() -> None:
         words(3, 1, "three bytes")
 
 
-def test_memtile_relayout_wider_than_the_wrap_field_is_a_plan_error() -> None:
+def _relayout(pattern: object):  # noqa: ANN202 - a design
+    """A memtile forward re-laying a (4, 1024) tile out with ``pattern``; the core sums its rows."""
+
     @tl.kernel
     def total(a: tl.Tile[(4, 1024), tl.i32], c: tl.Tile[(4,), tl.i32]):
         c[...] = tl.sum(a, axis=1)
@@ -375,7 +391,7 @@ def test_memtile_relayout_wider_than_the_wrap_field_is_a_plan_error() -> None:
         x = tl.fifo(tl.Tile[(4, 1024), tl.i32], depth=1, name="x")
         y = tl.fifo(tl.Tile[(4, 1024), tl.i32], depth=1, name="y")
         z = tl.fifo(tl.Tile[(4,), tl.i32], depth=1, name="z")
-        tl.dma(x, y, pattern=tl.pattern(0, (1024, 4), (1, 1024)))
+        tl.dma(x, y, pattern=pattern)
 
         @tl.core(name="k")
         def k():
@@ -388,27 +404,105 @@ def test_memtile_relayout_wider_than_the_wrap_field_is_a_plan_error() -> None:
         tl.dma(A, x)
         tl.dma(z, C)
 
-    p = make_plan(wide, strategy="greedy")
-    emit_mlir(p)  # the objectfifo level leaves the BDs to mlir-aie
-    with pytest.raises(tl.PlanError, match="size 1024, beyond the 10-bit wrap field"):
-        emit_mlir(p, level="physical")
+    return wide
+
+
+def test_memtile_relayout_wider_than_the_wrap_field_is_a_plan_error() -> None:
+    """A transpose of (2, 2, 1024) to (1024, 2, 2): its 1024-element dimension needs a split into a 5th
+    dimension, and the memtile BD has 4; neither level emits a layout the memtile cannot walk."""
+    p = make_plan(_relayout(tl.pattern(0, (1024, 2, 2), (1, 1024, 2048))), strategy="greedy")
+    for level in ("objectfifo", "physical"):
+        with pytest.raises(
+            tl.PlanError,
+            match="size 1024, beyond the 10-bit wrap field; splitting it into more "
+            r"dimensions does not fit either \(the DMA has 4 dimensions",
+        ):
+            emit_mlir(p, level=level)
+
+
+def test_memtile_relayout_wider_than_the_wrap_field_is_split_and_runs() -> None:
+    """The (1024, 4) transpose: 1024 > 1023, so the memtile BD walks it as 2 x 512 (stride 512), then 4."""
+    import numpy as np
+
+    p = make_plan(_relayout(tl.pattern(0, (1024, 4), (1, 1024))), strategy="greedy")
+    text = emit_mlir(p, level="physical")
+    assert (
+        "dimensions = #aie<bd_dim_layout_array[<size = 2, stride = 512>, <size = 512, stride = 1>, "
+        "<size = 4, stride = 1024>, <size = 1, stride = 1>]>" in text
+    )
+    assert "<size = 2, stride = 512>, <size = 512, stride = 1>" in emit_mlir(p)  # dimensionsToStream alike
+    a = np.random.default_rng(9).integers(-1000, 1000, 4096).astype(np.int32)
+    want = a.reshape(4, 1024).T.reshape(4, 1024).sum(axis=1).astype(np.int32)
+    for seed in (0, 1):
+        got = interp.run_physical(emit_mlir(p, level="physical", as_module=True), p.design, {"A": a}, seed=seed)
+        np.testing.assert_array_equal(got["C"], want)
+
+
+def test_host_move_wider_than_the_shim_wrap_field_is_split_and_runs() -> None:
+    """Rows of 1024 i32 (1024 words > the 10-bit wrap): the shim BD walks each as 2 x 512."""
+    import numpy as np
+
+    @tl.kernel
+    def inc(a: tl.Tile[(1024,), tl.i32], c: tl.Tile[(1024,), tl.i32]):
+        c[...] = a + 1
+
+    @tl.design(device="npu1")
+    def rows(A: tl.Tensor[(2, 4096), tl.i32], C: tl.Tensor[(2048,), tl.i32]):
+        x = tl.fifo(tl.Tile[(1024,), tl.i32], depth=2, name="x")
+        y = tl.fifo(tl.Tile[(1024,), tl.i32], depth=2, name="y")
+
+        @tl.core(name="k")
+        def k():
+            for _ in tl.range(2):
+                a = x.acquire()
+                c = y.acquire()
+                inc(a, c)
+                x.release()
+                y.release()
+
+        tl.dma(A, x, pattern=tl.pattern(0, (2, 1024), (4096, 1)))
+        tl.dma(y, C)
+
+    p = make_plan(rows, strategy="greedy")
+    for level in ("objectfifo", "physical"):
+        text = emit_mlir(p, level=level)
+        assert "static_sizes = array<i64: 1, 2, 2, 512>, static_strides = array<i64: 0, 4096, 512, 1>" in text
+    a = np.random.default_rng(10).integers(-1000, 1000, (2, 4096)).astype(np.int32)
+    module = emit_mlir(p, level="physical", as_module=True)
+    got = interp.run_physical(module, p.design, {"A": a})
+    np.testing.assert_array_equal(got["C"], (a[:, :1024] + 1).reshape(-1))
 
 
 def test_running_out_of_memtile_bds_is_a_plan_error() -> None:
-    """A split into 4 parts at depth 8: the whole fifo's channel needs 32 BDs, an even memtile channel has 24."""
-    p = make_plan(_deep_split(), strategy="greedy")
+    """A split into 4 parts at depth 4: the whole fifo's channel needs 16 BDs and parts on channels 0 and 2
+    4 each, filling the even channels' 24; a plan (read from text or JSON, say) putting a third part on
+    an even channel needs 28: the emitter counts BDs itself rather than trust the plan."""
+    import dataclasses
+
+    p = make_plan(_deep_split(depth=4), strategy="greedy")
+    fp = p.fifos["in1"]
+    assert fp.producer.agent == "link:split0" and fp.producer.channel == 1
+    moved = dataclasses.replace(fp, producer=dataclasses.replace(fp.producer, channel=4))
+    bad = dataclasses.replace(p, fifos={**p.fifos, "in1": moved})
+    emit_mlir(p, level="physical")
     with pytest.raises(tl.PlanError, match="has 24 buffer descriptors for this channel"):
-        emit_mlir(p, level="physical")
+        emit_mlir(bad, level="physical")
 
 
-def _deep_split():  # noqa: ANN202
+def test_the_planner_refuses_a_split_whose_bds_no_channel_choice_fits() -> None:
+    """At depth 8 no choice of channels fits the split's BDs: the planner says so before the emitter could."""
+    with pytest.raises(tl.PlanError, match="buffer descriptors on its memtile"):
+        make_plan(_deep_split(depth=8), strategy="greedy")
+
+
+def _deep_split(depth: int = 8):  # noqa: ANN202
     @tl.kernel
     def add1(a: tl.Tile[(64,), tl.i32], c: tl.Tile[(64,), tl.i32]):
         c[...] = a + 1
 
     @tl.design(device="npu1")
     def deep(A: tl.Tensor[(4096,), tl.i32], C: tl.Tensor[(4096,), tl.i32]):
-        a_mem = tl.fifo(tl.Tile[(256,), tl.i32], depth=8, name="a_mem")
+        a_mem = tl.fifo(tl.Tile[(256,), tl.i32], depth=depth, name="a_mem")
         ins = [tl.fifo(tl.Tile[(64,), tl.i32], depth=2, name=f"in{i}") for i in range(4)]
         outs = [tl.fifo(tl.Tile[(64,), tl.i32], depth=2, name=f"out{i}") for i in range(4)]
         tl.split(a_mem, ins, offsets=[0, 64, 128, 192])

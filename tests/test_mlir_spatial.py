@@ -297,32 +297,39 @@ def test_unknown_level_and_non_plan_are_rejected() -> None:
 
 
 def test_host_pattern_beyond_the_shim_wrap_field_is_a_plan_error() -> None:
-    """A 2-d host walk with 2048-element rows: the shim BD's wrap field has 10 bits."""
+    """A 3-d host walk repeated twice with 2048-element rows: the shim BD's wrap field has 10 bits, and
+    the walk already uses all 4 of the BD's dimensions (3 and the iteration), so no split fits."""
 
     @tl.kernel
     def cp(a: tl.Tile[(2048,), tl.i32], c: tl.Tile[(2048,), tl.i32]):
         c[...] = a
 
     @tl.design(device="npu1")
-    def wide(A: tl.Tensor[(4, 4096), tl.i32], C: tl.Tensor[(4, 2048), tl.i32]):
+    def wide(A: tl.Tensor[(8, 4096), tl.i32], C: tl.Tensor[(8, 2048), tl.i32]):
         x = tl.fifo(tl.Tile[(2048,), tl.i32], depth=1, name="x")
         y = tl.fifo(tl.Tile[(2048,), tl.i32], depth=1, name="y")
 
         @tl.core(name="k")
         def k():
-            for _ in tl.range(4):
+            for _ in tl.range(8):
                 a = x.acquire()
                 c = y.acquire()
                 cp(a, c)
                 x.release()
                 y.release()
 
-        tl.dma(A, x, pattern=tl.pattern(0, (4, 2048), (4096, 1)))
+        tl.dma(A, x, pattern=tl.pattern(0, (2, 2, 2048), (16384, 4096, 1)).repeat(2))
         tl.dma(y, C)
 
     p = make_plan(wide, strategy="greedy")
-    with pytest.raises(tl.PlanError, match="size 2048, beyond the 10-bit wrap field"):
-        emit_mlir(p)
+    for level in ("objectfifo", "physical"):
+        with pytest.raises(
+            tl.PlanError,
+            match="size 2048, beyond the 10-bit wrap field; splitting it into more "
+            r"dimensions does not fit either \(the DMA has 4 dimensions, the "
+            r"walk uses 4, 0 to spare\)",
+        ):
+            emit_mlir(p, level=level)
 
 
 def test_missing_mlir_extra_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -146,6 +146,46 @@ def sliding_window(device: str = "npu1"):  # noqa: ANN201
     return sliding_window
 
 
+def window3(device: str = "npu1", depth: int = 4, iters: int = 10):  # noqa: ANN201
+    """A window of three elements sliding by one over a deeper fifo, primed in the loop's first iteration.
+
+    The first iteration is peeled (it takes three, the rest one); the rest is
+    an ``scf.for``: at depth 4 unrolled by the buffer rotation (4 iterations a
+    step, buffer indices constant), at depth 5 (rotation 10 > 9 iterations
+    left) with buffer indices computed from the loop counter.
+    """
+
+    @tl.kernel
+    def add3(
+        a: tl.Tile[(32,), tl.i32], b: tl.Tile[(32,), tl.i32], c: tl.Tile[(32,), tl.i32], y: tl.Tile[(32,), tl.i32]
+    ):
+        y[...] = a + b * 2 + c * 3
+
+    @tl.design(device=device)
+    def window3(A: tl.Tensor[((iters + 2) * 32,), tl.i32], C: tl.Tensor[(iters * 32,), tl.i32]):
+        x = tl.fifo(tl.Tile[(32,), tl.i32], depth=depth, name="x")
+        y = tl.fifo(tl.Tile[(32,), tl.i32], depth=2, name="y")
+
+        @tl.core(name="k")
+        def k():
+            for _ in tl.range(iters):
+                w = x.acquire(3)
+                c = y.acquire()
+                add3(w[0], w[1], w[2], c)
+                x.release(1)
+                y.release()
+            x.release(2)
+
+        tl.dma(A, x, pattern=tl.tiles((32,)))
+        tl.dma(y, C, pattern=tl.tiles((32,)))
+
+    return window3
+
+
+def window3_computed(device: str = "npu1"):  # noqa: ANN201
+    return window3(device=device, depth=5)
+
+
 def gemm(device: str = "npu1"):  # noqa: ANN201
     return examples().gemm_single_core(m=64, k=64, n=64, t=32, device=device)
 
@@ -248,6 +288,8 @@ ZOO = {
     "transpose_forward": (transpose_forward, ("npu1", "npu2")),
     "pipeline": (pipeline, ("npu1", "npu2", "xcvc1902")),
     "sliding_window": (sliding_window, ("npu1", "npu2", "xcvc1902")),
+    "window3": (window3, ("npu1", "xcvc1902")),
+    "window3_computed": (window3_computed, ("npu1", "xcvc1902")),
     "gemm": (gemm, ("npu1", "npu2")),
     "broadcast": (broadcast, ("npu2", "xcvc1902")),
     "extern_scale": (extern_scale, ("npu1",)),
@@ -287,6 +329,10 @@ def oracle(name: str, design, rng):  # noqa: ANN001, ANN201
         a = _ints(rng, (512,))
         t = a.reshape(8, 64)
         return {"A": a}, {"C": (t[:-1] + t[1:]).reshape(-1)}
+    if name in ("window3", "window3_computed"):
+        a = _ints(rng, (384,))
+        t = a.reshape(12, 32)
+        return {"A": a}, {"C": (t[:-2] + t[1:-1] * 2 + t[2:] * 3).reshape(-1)}
     if name == "gemm":
         m = k = n = 64
         a = rng.standard_normal((m, k)).astype(ml_dtypes.bfloat16)

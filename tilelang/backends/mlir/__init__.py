@@ -6,6 +6,8 @@
   LLVM and run on the host through the ExecutionEngine.
 - ``kernel_mlir(kernel)``, ``emit_kernel_functions(design)``: kernel functions
   alone, for upstream ``mlir-opt``.
+- ``upstream_view_text(module)``: an emitted module as upstream ``mlir-opt``
+  verifies it whole (its symbol scope made explicit; see ``upstream.py``).
 
 The upstream MLIR Python bindings are imported on first use: without the
 ``mlir`` extra these raise a ``TileLangError`` saying what to install. See
@@ -43,4 +45,11 @@ def emit_kernel_functions(design, as_module: bool = False):  # noqa: ANN001, ANN
     return emit(design, as_module=as_module)
 
 
-__all__ = ["emit_kernel_functions", "emit_mlir", "kernel_mlir", "run_kernel"]
+def upstream_view_text(module) -> str:  # noqa: ANN001
+    """The upstream view of an emitted module; see :func:`tilelang.backends.mlir.upstream.upstream_view_text`."""
+    from tilelang.backends.mlir.upstream import upstream_view_text as view
+
+    return view(module)
+
+
+__all__ = ["emit_kernel_functions", "emit_mlir", "kernel_mlir", "run_kernel", "upstream_view_text"]

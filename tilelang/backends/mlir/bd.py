@@ -9,11 +9,18 @@ Field ranges, as the AIE-ML register reference (AM025) encodes them and
 mlir-aie's verifiers check them (devices/aie2.py cites both): a length is
 stored as is (at most 2**bits - 1 words); a wrap (dimension size) likewise;
 a stride and the iteration count are stored minus one (at most 2**bits).
+
+A dimension too long for its wrap field is not an error while the BD has a
+dimension to spare: ``size = a * b`` walks the same addresses as an outer
+dimension of ``a`` (stride ``b * stride``) around an inner one of ``b``
+(:func:`fit_walk`). Only a walk no such split fits raises.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import combinations, islice, product
 
 from tilelang.backends.mlir.enums import DMA_WORD_BYTES
 from tilelang.errors import PlanError
@@ -126,3 +133,100 @@ def check_walk(walk: Walk, elem_bytes: int, bits: dict[str, int], max_dims: int,
             raise PlanError(
                 f"{what}: dimension {k} has a stride of {stride_words} words, beyond the {bits['stride']}-bit stride field"
             )
+
+
+#: Candidate walks tried before giving up on splitting (a walk has at most a few dimensions).
+MAX_CANDIDATES = 4096
+
+
+def fit_walk(walk: Walk, elem_bytes: int, bits: dict[str, int], max_dims: int, what: str, iteration: bool) -> Walk:
+    """``walk`` as the BD can hold it: unchanged if it fits, else with over-long dimensions split in two.
+
+    Splits are tried fewest first; a dimension ``(n, s)`` becomes ``(a, b * s), (b, s)``
+    with ``a * b = n``, the largest inner ``b`` first (the longest contiguous
+    bursts), so the choice is deterministic.
+
+    Args:
+        walk, elem_bytes, bits, max_dims, what, iteration: as for :func:`check_walk`.
+
+    Returns:
+        A walk of the same addresses, in the same order, that fits.
+
+    Raises:
+        PlanError: no split fits; the message is the unsplit walk's (naming the
+            field, the value and the move) and says that no split fits either.
+    """
+    try:
+        check_walk(walk, elem_bytes, bits, max_dims, what, iteration)
+        return walk
+    except PlanError as e:
+        first = e
+    dims = list(walk.dims)
+    while len(dims) > 1 and dims[0][0] == 1:
+        dims.pop(0)
+    room = max_dims + (1 if iteration and bits.get("iteration", 0) else 0)
+    for split in islice(_candidates(dims, room, elem_bytes, bits), MAX_CANDIDATES):
+        candidate = Walk(walk.offset, split)
+        try:
+            check_walk(candidate, elem_bytes, bits, max_dims, what, iteration)
+        except PlanError:
+            continue
+        return candidate
+    spare = room - len(dims)
+    raise PlanError(
+        f"{first}; splitting it into more dimensions does not fit either "
+        f"(the DMA has {room} dimensions, the walk uses {len(dims)}, {max(spare, 0)} to spare)"
+    ) from None
+
+
+def _candidates(
+    dims: list[tuple[int, int]], room: int, elem_bytes: int, bits: dict[str, int]
+) -> Iterator[tuple[tuple[int, int], ...]]:
+    """Every walk made by splitting some dimensions in two, fewest splits first, within ``room`` dimensions."""
+    for n_splits in range(1, room - len(dims) + 1):
+        for chosen in combinations(range(len(dims)), n_splits):
+            options = [_split_options(dims, k, elem_bytes, bits) for k in chosen]
+            for pick in product(*options):
+                yield _apply(dims, dict(zip(chosen, pick, strict=True)))
+
+
+def _split_options(dims: list[tuple[int, int]], k: int, elem_bytes: int, bits: dict[str, int]) -> list[tuple[int, int]]:
+    """(outer a, inner b) factorisations of dimension ``k`` whose inner part fits the wrap field, largest b first."""
+    size, _ = dims[k]
+    innermost = k == len(dims) - 1
+    wrap_max = (1 << bits["wrap"]) - 1
+    out = []
+    for b in _divisors(size):
+        if b == 1 or b == size:
+            continue
+        if innermost:
+            nbytes = b * elem_bytes
+            if nbytes % 4 or nbytes // 4 > wrap_max:  # the inner run is counted in 32-bit words
+                continue
+        elif b > wrap_max:
+            continue
+        out.append((size // b, b))
+    return sorted(out, key=lambda ab: -ab[1])
+
+
+def _apply(dims: list[tuple[int, int]], splits: dict[int, tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    out: list[tuple[int, int]] = []
+    for k, (size, stride) in enumerate(dims):
+        if k in splits:
+            a, b = splits[k]
+            out += [(a, b * stride), (b, stride)]
+        else:
+            out.append((size, stride))
+    return tuple(out)
+
+
+def _divisors(n: int) -> list[int]:
+    small, large = [], []
+    d = 1
+    while d * d <= n:
+        if n % d == 0:
+            small.append(d)
+            if d * d != n:
+                large.append(n // d)
+        d += 1
+    return small + large[::-1]

@@ -50,8 +50,9 @@ def _elementwise(lw: KernelLowering, op: KOp) -> Value:
         return rule(args, dts, out, attrs)
 
     expr = Expr(element, tuple(slots), op.type)
-    # A value used twice is computed once, not once per consumer.
-    return materialize(expr) if lw.multi_use(op) else expr
+    # A value whose elements are read twice is computed once into a temporary,
+    # not once per consumer; one read per element stays fused into its consumer.
+    return expr if lw.read_once(op) else materialize(expr)
 
 
 # -- matmul and reductions into temporaries ---------------------------------------------------------
@@ -122,7 +123,7 @@ def _rounded(lw: KernelLowering, op: KOp, acc: View, dt: DType) -> Value:
         return scalar_rules.narrow(args[0], dt)
 
     expr = Expr(element, (Slot(acc),), TileType(acc.type.shape, dt))
-    return materialize(expr) if lw.multi_use(op) else expr
+    return expr if lw.read_once(op) else materialize(expr)
 
 
 # -- computing straight into a store's destination ------------------------------------------------------

@@ -256,8 +256,8 @@ class CoreEmitter:
             inner = {
                 f: FifoState(
                     st.held,
-                    st.acquired.plus(acq.get(f, 0) * peel).with_term(ident, acq.get(f, 0) * unroll, 0),
-                    st.released.plus(rel.get(f, 0) * peel).with_term(ident, rel.get(f, 0) * unroll, 0),
+                    st.acquired.with_term(ident, acq.get(f, 0) * unroll, 0),
+                    st.released.with_term(ident, rel.get(f, 0) * unroll, 0),
                 )
                 for f, st in entry.items()
             }

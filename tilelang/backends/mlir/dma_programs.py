@@ -9,8 +9,9 @@ other lock; ``aie.next_bd`` closes the cycle.
 
 BD ids are numbered per tile from the pool each channel may use ([F] "48 per
 memtile (even channels BDs 0-23, odd 24-47)"; 16 elsewhere); lengths and
-dimensions are checked against the tile's BD fields (bd.py), running out
-raises PlanError.
+dimensions are fitted to the tile's BD fields (bd.py: a dimension longer
+than the wrap field is split in two where the BD has one to spare), running
+out raises PlanError.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 from tilelang.backends.mlir import aie_ops
 from tilelang.backends.mlir._mlir import mlir
-from tilelang.backends.mlir.bd import Walk, check_length, check_walk, walk_of, words
+from tilelang.backends.mlir.bd import Walk, check_length, fit_walk, walk_of, words
 from tilelang.backends.mlir.device import DeviceModule
 from tilelang.backends.mlir.enums import DMA_CHANNEL_DIR, LOCK_ACTION
 from tilelang.backends.mlir.resources import BufferSet, Resources, link_parts, whole_fifo
@@ -194,15 +195,14 @@ def _bd(dm: DeviceModule, p: ChannelProgram, bd: BdSpec, bd_id: int, next_id: in
     what = f"{p.what}, BD {bd_id}"
     words(bd.offset, elem_bytes, f"{what} (offset)")
     check_length(words(bd.length, elem_bytes, what), bits, what)
-    if bd.walk is not None:
-        check_walk(bd.walk, elem_bytes, bits, dev.dma_dims(p.tile), what, iteration=False)
+    walk = None if bd.walk is None else fit_walk(bd.walk, elem_bytes, bits, dev.dma_dims(p.tile), what, iteration=False)
     lock, action, value = bd.acquire
     _use_lock(lock, action, value)
     attrs = {"bd_id": aie_ops.i32(bd_id), "offset": aie_ops.i32(bd.offset), "len": aie_ops.i32(bd.length)}
     if next_id is not None:
         attrs["next_bd_id"] = aie_ops.i32(next_id)
-    if bd.walk is not None and not bd.walk.linear:
-        attrs["dimensions"] = aie_ops.bd_dims(bd.walk.dims)
+    if walk is not None and not walk.linear:
+        attrs["dimensions"] = aie_ops.bd_dims(walk.dims)
     aie_ops.create("aie.dma_bd", [bd.buffer], attrs)
     lock, action, value = bd.release
     _use_lock(lock, action, value)

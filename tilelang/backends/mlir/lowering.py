@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tilelang.backends.mlir.slicing import exact, may_overlap, region_of, same_region
 from tilelang.backends.mlir.types import contiguous_strides
-from tilelang.backends.mlir.values import UNKNOWN, Scalar, Slot, Value, View, generic, leaves, materialize, temporary
+from tilelang.backends.mlir.values import Scalar, Slot, Value, View, generic, leaves, materialize, temporary
 from tilelang.errors import KernelError
 from tilelang.ir.index import Index
 from tilelang.ir.kernel import Kernel, KOp, Param
@@ -40,6 +41,7 @@ class KernelLowering:
         params: tile parameters as views of the function's memref arguments.
         slots: op (or scalar parameter) id -> the slot holding its value.
         uses: op id -> number of operand uses.
+        users: op id -> the ops using it, once per use.
         last_use: op id -> body position of its last use.
         into_store: store op id -> the op whose result it stores, computed
             straight into the store's destination (set by ``compute_rules``).
@@ -51,6 +53,7 @@ class KernelLowering:
         self.params: dict[str, View] = {}
         self.slots: dict[int, Slot] = {}
         self.uses: dict[int, int] = {}
+        self.users: dict[int, list[KOp]] = {}
         self.last_use: dict[int, int] = {}
         self.position: dict[int, int] = {}
         self.index = 0
@@ -58,13 +61,15 @@ class KernelLowering:
         self.deferred: set[int] = set()
         for p, a in zip(kernel.params, args, strict=True):
             if isinstance(p.type, TileType):
-                self.params[p.name] = View(a, p.type, contiguous_strides(p.type.shape), param=p.name)
+                region = region_of(None, p.type.shape)
+                self.params[p.name] = View(a, p.type, contiguous_strides(p.type.shape), param=p.name, region=region)
             else:
                 self.slots[id(p)] = Slot(Scalar(a, p.type))
         for i, op in enumerate(kernel.body):
             self.position[id(op)] = i
             for x in op.operands:
                 self.uses[id(x)] = self.uses.get(id(x), 0) + 1
+                self.users.setdefault(id(x), []).append(op)
                 self.last_use[id(x)] = i
 
     def run(self) -> None:
@@ -94,21 +99,32 @@ class KernelLowering:
         return self.slots[id(x)]
 
     def readable(self, x: KOp | Param) -> View:
-        """An operand in memory with exactly its tile's shape (computed into a temporary if need be)."""
+        """An operand in memory with exactly its tile's shape: a view where it is in memory
+        (unit dimensions dropped by a rank-reducing subview), else computed into a temporary."""
         slot = self.operand(x)
-        if not (isinstance(slot.value, View) and slot.value.exact):
-            slot.value = materialize(slot.value)
+        slot.value = exact(slot.value) if isinstance(slot.value, View) else materialize(slot.value)
         return slot.value
 
-    def in_memory(self, x: KOp | Param) -> View:
-        """An operand in memory, in any layout (an expression is computed into a temporary)."""
-        slot = self.operand(x)
-        if not isinstance(slot.value, View):
-            slot.value = materialize(slot.value)
-        return slot.value
+    def read_once(self, op: KOp) -> bool:
+        """Whether no element of ``op``'s value is read twice: one use, or only slices of disjoint regions.
 
-    def multi_use(self, op: KOp) -> bool:
-        return self.uses.get(id(op), 0) > 1
+        Such a value is left as an expression fused into each consumer, which
+        computes just the elements it reads: nothing is computed twice, and
+        nothing is stored.
+        """
+        users = self.users.get(id(op), [])
+        if len(users) <= 1:
+            return True
+        if any(u.kind is not OpKind.SLICE for u in users):
+            return False
+        assert op.type is not None
+        shape = op.type.shape
+        regions = [u.attr("index") for u in users]
+        return not any(
+            may_overlap(a, b, shape)
+            for i, a in enumerate(regions)
+            for b in regions[i + 1 :]  # type: ignore[arg-type]
+        )
 
     def snapshot(self, slot: Slot) -> None:
         """Replace a parameter view by a private copy of it."""
@@ -144,24 +160,10 @@ class KernelLowering:
             v = leaf.value
             if not isinstance(v, View) or v.param != param:
                 continue
-            if elementwise and v.region != UNKNOWN and region_of(v.region, shape) == region:
+            if elementwise and same_region(v.region, region, shape):
                 continue
             if may_overlap(v.region, region, shape):
                 self.snapshot(leaf)
 
 
-def region_of(index: Index | None, shape: tuple[int, ...]) -> Index:
-    """A normalised index with None spelled out as the full region."""
-    return tuple((0, n, 1) for n in shape) if index is None else index
-
-
-def may_overlap(a: Index | str | None, b: Index, shape: tuple[int, ...]) -> bool:
-    """Whether two regions of one parameter may share an element (False only when some dimension's ranges are disjoint)."""
-    if a == UNKNOWN:
-        return True
-    for x, y in zip(region_of(a, shape), b, strict=True):  # type: ignore[arg-type]
-        x0, x1 = (x, x + 1) if isinstance(x, int) else (x[0], x[1])
-        y0, y1 = (y, y + 1) if isinstance(y, int) else (y[0], y[1])
-        if x1 <= y0 or y1 <= x0:
-            return False
-    return True
+__all__ = ["RULES", "KernelLowering", "may_overlap", "region_of", "register"]

@@ -1,17 +1,20 @@
 """Lowering rules for constants, loads, slices and stores.
 
-Loads and slices of a parameter are views of it (``memref.subview``), read in
-place; a store that would overwrite memory such a view still needs first
-copies the view (``KernelLowering.protect``), so every load means the values at
-the time it was made, as in ``semantics.py``.
+Loads and slices copy nothing (``slicing.py``): a load or slice of a tile in
+memory is a view of it (``memref.subview``), read in place, and a slice of an
+elementwise expression is the expression over slices of its operands, fused
+into its consumer. A store that would overwrite memory such a view still
+needs first copies the view (``KernelLowering.protect``), so every load means
+the values at the time it was made, as in ``semantics.py``.
 """
 
 from __future__ import annotations
 
 from tilelang.backends.mlir import scalar_rules
 from tilelang.backends.mlir._mlir import mlir
-from tilelang.backends.mlir.lowering import KernelLowering, region_of, register
-from tilelang.backends.mlir.values import UNKNOWN, Scalar, Value, View, generic, leaves, load_element, subview
+from tilelang.backends.mlir.lowering import KernelLowering, register
+from tilelang.backends.mlir.slicing import load_element, region_of, slice_value, subview
+from tilelang.backends.mlir.values import Scalar, Value, View, generic, leaves
 from tilelang.ir.dtypes import DType
 from tilelang.ir.kernel import KOp, Param
 from tilelang.ir.ops import OpKind
@@ -32,23 +35,18 @@ def _load(lw: KernelLowering, op: KOp) -> Value:
         return base
     if all(isinstance(it, int) for it in index):
         return load_element(base, index)  # an SSA copy: no aliasing to track
-    return subview(base, index, param.name, index)
+    return subview(base, index)
 
 
 @register(OpKind.SLICE)
 def _slice(lw: KernelLowering, op: KOp) -> Value:
-    src = lw.in_memory(op.operands[0])
-    index = op.attr("index")
-    if all(isinstance(it, int) for it in index):
-        return load_element(src, index)
-    # A slice of a parameter view still reads the parameter; its region is not tracked.
-    return subview(src, index, src.param, UNKNOWN if src.param else None)
+    return slice_value(lw.operand(op.operands[0]).value, op.attr("index"))  # type: ignore[arg-type]
 
 
 def destination(lw: KernelLowering, param: str, index: object) -> View:
     """The view a store into ``index`` of ``param`` writes (not for single elements)."""
     base = lw.params[param]
-    return base if index is None else subview(base, index, param, index)  # type: ignore[arg-type]
+    return base if index is None else subview(base, index)  # type: ignore[arg-type]
 
 
 @register(OpKind.STORE)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from tilelang.backends.mlir import aie_ops
 from tilelang.backends.mlir._mlir import mlir
-from tilelang.backends.mlir.bd import Walk, check_walk, walk_of
+from tilelang.backends.mlir.bd import Walk, fit_walk, walk_of
 from tilelang.backends.mlir.types import memref_type
 from tilelang.errors import PlanError
 from tilelang.ir.design import Dma
@@ -74,6 +74,9 @@ def host_moves(plan: Plan, per_channel: bool = False) -> list[HostMove]:
             route broadcasts it); else one per fifo (the objectfifo level,
             where mlir-aie gives every objectfifo its own shim channel).
 
+    Each walk is as the shim BD holds it (``bd.fit_walk``: a dimension longer
+    than the wrap field split in two where the BD has a dimension to spare).
+
     Raises:
         PlanError: a walk does not fit the shim DMA's BD fields.
     """
@@ -88,10 +91,9 @@ def host_moves(plan: Plan, per_channel: bool = False) -> list[HostMove]:
                 continue
             seen.add((end.tile, end.channel))
             direction = "mm2s" if d.to_device else "s2mm"
-            walk = walk_of(d.pattern)
             what = f"dma {d.name!r} ({'to' if d.to_device else 'from'} fifo {f!r}) on shim {end.tile}"
-            check_walk(
-                walk,
+            walk = fit_walk(
+                walk_of(d.pattern),
                 tensor.dtype.bytes,
                 device.bd_field_bits(end.tile),
                 device.dma_dims(end.tile),

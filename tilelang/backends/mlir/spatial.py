@@ -11,7 +11,7 @@ addresses, locks, DMA programs and routes are left to mlir-aie's passes
 from __future__ import annotations
 
 from tilelang.backends.mlir import aie_ops
-from tilelang.backends.mlir.bd import walk_of
+from tilelang.backends.mlir.bd import fit_walk, walk_of
 from tilelang.backends.mlir.device import DeviceModule, emit_core, emit_kernels, emit_tiles, plan_tiles
 from tilelang.backends.mlir.objectfifo_sync import ObjectFifoSync
 from tilelang.backends.mlir.runtime_sequence import emit_runtime_sequence
@@ -25,7 +25,7 @@ def build_objectfifo_level(dm: DeviceModule) -> None:
     """Fill the device's body at the current insertion point."""
     plan, design = dm.plan, dm.design
     emit_tiles(dm, plan_tiles(plan))
-    layouts = _stream_layouts(design.links)
+    layouts = _stream_layouts(plan)
     for f in design.fifos:
         _objectfifo(dm, f, layouts.get(f.name, ()))
     for ln in design.links:
@@ -38,19 +38,29 @@ def build_objectfifo_level(dm: DeviceModule) -> None:
     aie_ops.end()
 
 
-def _stream_layouts(links: tuple[Link, ...]) -> dict[str, tuple[tuple[int, int], ...]]:
+def _stream_layouts(plan: Plan) -> dict[str, tuple[tuple[int, int], ...]]:
     """``dimensionsToStream`` of each fifo a forward link re-lays out (its memtile MM2S reads with the pattern).
 
+    The dimensions are those the memtile's BD will walk: fitted to its fields
+    as at the physical level (``bd.fit_walk``), so mlir-aie gets a layout its
+    BD can hold.
+
     Raises:
-        PlanError: a pattern with an offset or a repeat, which BD dimensions cannot express.
+        PlanError: a pattern with an offset or a repeat, which BD dimensions
+            cannot express, or one the memtile's BD cannot hold.
     """
     out = {}
-    for ln in links:
+    device = plan.device
+    for ln in plan.design.links:
         if ln.kind is not LinkKind.FORWARD or ln.pattern is None:
             continue
         walk = walk_of(ln.pattern, with_repeat=False)
         if walk.offset or ln.pattern.repeat_count != 1:
             raise PlanError(f"forward {ln.name!r}: a re-layout pattern with an offset or a repeat has no BD form")
+        tile = plan.link_tiles[ln.name]
+        what = f"forward {ln.name!r} (dimensionsToStream of fifo {ln.dsts[0]!r}) on memtile {tile}"
+        elem_bytes = plan.design.fifo(ln.dsts[0]).elem.dtype.bytes
+        walk = fit_walk(walk, elem_bytes, device.bd_field_bits(tile), device.dma_dims(tile), what, iteration=False)
         out[ln.dsts[0]] = walk.dims
     return out
 

@@ -27,9 +27,6 @@ from tilelang.ir.dtypes import DType
 from tilelang.ir.index import Index
 from tilelang.ir.types import TileType
 
-#: Region of a parameter a view reads: the normalised index, or UNKNOWN.
-UNKNOWN = "unknown"
-
 
 @dataclass(frozen=True)
 class Scalar:
@@ -54,7 +51,8 @@ class View:
         offset: element offset of ``memref``'s layout.
         kept: the memref dimensions that are the tile's dimensions, in order.
         param: the kernel parameter this view reads in place (None: a private temporary).
-        region: the region of ``param`` it covers (a normalised index) or UNKNOWN.
+        region: the region of ``param`` it covers, a normalised index of the
+            parameter (the whole parameter spelled out); None for a temporary.
     """
 
     memref: object
@@ -63,7 +61,7 @@ class View:
     offset: int = 0
     kept: tuple[int, ...] | None = None
     param: str | None = None
-    region: Index | str | None = None
+    region: Index | None = None
 
     def __post_init__(self) -> None:
         if self.kept is None:
@@ -231,39 +229,3 @@ def materialize(value: Value, t: TileType | None = None) -> View:
     out = temporary(t or value.type)
     generic(value, out)
     return out
-
-
-def subview(view: View, index: Index, param: str | None, region: Index | str | None) -> View:
-    """The region ``index`` (one entry per tile dimension) of ``view``, as a strided view of the same rank."""
-    m = mlir()
-    offsets = [0] * len(view.strides)
-    sizes = list(view.memref_shape)
-    steps = [1] * len(view.strides)
-    kept, shape = [], []
-    for md, it in zip(view.kept, index, strict=True):  # type: ignore[arg-type]
-        if isinstance(it, tuple):
-            start, stop, step = it
-            n = len(range(start, stop, step))
-            offsets[md], sizes[md], steps[md] = start, n, step
-            kept.append(md)
-            shape.append(n)
-        else:
-            offsets[md], sizes[md] = it, 1
-    strides = tuple(s * k for s, k in zip(view.strides, steps, strict=True))
-    offset = view.offset + sum(o * s for o, s in zip(offsets, view.strides, strict=True))
-    t = TileType(tuple(shape), view.type.dtype) if shape else None
-    rtype = memref_type(tuple(sizes), view.type.dtype, strides, offset)
-    ref = m.memref.SubViewOp(rtype, view.memref, [], [], [], offsets, sizes, steps).result
-    if t is None:
-        raise ValueError("a subview of one element; use load_element")
-    return View(ref, t, strides, offset, tuple(kept), param, region)
-
-
-def load_element(view: View, index: Index) -> Scalar:
-    """The one element ``index`` (all ints, one per tile dimension) of ``view`` as a Scalar."""
-    m = mlir()
-    at = [0] * len(view.strides)
-    for md, i in zip(view.kept, index, strict=True):  # type: ignore[arg-type]
-        at[md] = int(i)  # type: ignore[arg-type]
-    idx = [m.arith.constant(m.ir.IndexType.get(), i) for i in at]
-    return Scalar(from_storage(m.memref.load(view.memref, idx), view.type.dtype), view.type.dtype)

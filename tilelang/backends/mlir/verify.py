@@ -1,24 +1,28 @@
-"""Verifying an emitted module: upstream's verifier where it applies, and the checks it cannot make.
+"""Verifying an emitted module: upstream's verifier on its upstream view, and the checks upstream cannot make.
 
-Upstream MLIR verifies every registered op inside ``aie.device`` (the kernel
-functions, ``scf``/``arith``/``func.call`` in core bodies) when the device op
-is verified. It cannot resolve a ``func.call`` inside ``aie.core``: to upstream
-an unregistered single-region op may be a symbol table of its own, so symbol
-lookup from inside it gives up (``SymbolTable::getNearestSymbolFrom``), and
-verifying the whole ``builtin.module`` fails on every such call. aie-opt knows
-``aie.device`` is the symbol table and resolves them there; so do the checks
-below: every symbol use in the device names a symbol the device defines, and a
-call's operand types match its callee's. A failure is a tilelang bug and
-raises rather than printing an unverified module.
+Upstream MLIR cannot verify the emitted ``builtin.module`` as it stands: a
+``func.call`` inside ``aie.core`` cannot resolve its callee, because to
+upstream an unregistered op of one region may be a symbol table of its own
+(``upstream.py`` explains it). It verifies the module's *upstream view*
+whole instead (``upstream.upstream_view``: ``aie.device`` as the nested
+``builtin.module`` it stands for, the other aie region ops given a second,
+empty region), which checks every registered op where it sits, every
+``func.call`` against its callee's type, and that the device's symbol names
+are unique. Upstream verifies nothing of the unregistered aie ops themselves;
+the checks below do what their verifiers would need most: every symbol an
+aie op names (objectfifos, shim allocations, link ends) is one the device
+defines, and every aie region ends in ``aie.end``. A failure is a tilelang
+bug and raises rather than printing an unverified module.
 """
 
 from __future__ import annotations
 
 from tilelang.backends.mlir._mlir import mlir
+from tilelang.backends.mlir.upstream import upstream_view
 from tilelang.errors import TileLangError
 
-#: Attributes of aie/aiex ops that name symbols of the device.
-SYMBOL_ATTRS = ("objFifo_name", "metadata", "symbol", "fifoIns", "fifoOuts", "callee")
+#: Attributes of aie/aiex ops that name symbols of the device (``func.call``'s callee upstream checks).
+SYMBOL_ATTRS = ("objFifo_name", "metadata", "symbol", "fifoIns", "fifoOuts")
 #: aie ops whose region ends in ``aie.end``.
 ENDED = ("aie.device", "aie.core", "aie.mem", "aie.memtile_dma", "aie.shim_dma", "aie.switchbox", "aie.shim_mux")
 
@@ -30,11 +34,11 @@ def verify_module(module: object) -> None:
         TileLangError: the module is malformed (a tilelang bug), with upstream's diagnostics.
     """
     m = mlir()
+    try:
+        upstream_view(module).verify()
+    except m.ir.MLIRError as e:
+        raise TileLangError(f"the emitted MLIR failed verification (a tilelang bug): {e}") from None
     for op in module.body.operations:
-        try:
-            op.operation.verify()
-        except m.ir.MLIRError as e:
-            raise TileLangError(f"the emitted MLIR failed verification (a tilelang bug): {e}") from None
         if op.operation.name == "aie.device":
             _check_device(op.operation)
 
@@ -72,8 +76,6 @@ def _check_device(device: object) -> None:
                 for name in _referenced(o.attributes[key]):
                     if name not in defined:
                         problems.append(f"{o.name} uses @{name}, which the device does not define")
-        if o.name == "func.call":
-            _check_call(o, defined, problems)
         if o.name in ENDED:
             for region in o.regions:
                 blocks = list(region.blocks)
@@ -89,16 +91,3 @@ def _check_device(device: object) -> None:
 def _last(block: object) -> object:
     ops = list(block.operations)
     return ops[-1].operation
-
-
-def _check_call(call: object, defined: dict[str, object], problems: list[str]) -> None:
-    ir = mlir().ir
-    name = call.attributes["callee"].value
-    fn = defined.get(name)
-    if fn is None or fn.name != "func.func":
-        return  # reported as an undefined symbol
-    ftype = ir.FunctionType(fn.attributes["function_type"].value)
-    got = [str(v.type) for v in call.operands]
-    want = [str(t) for t in ftype.inputs]
-    if got != want:
-        problems.append(f"func.call @{name} passes ({', '.join(got)}), the function takes ({', '.join(want)})")
