@@ -50,7 +50,7 @@ def call_kernel(kernel: AnyKernel, args: tuple, kwargs: dict) -> None:
     where = user_location()
     try:
         values = bind(kernel, args, kwargs)
-        arrays = {p.name: _host_value(kernel, p, v) for p, v in zip(kernel.params, values, strict=True)}
+        arrays = {p.name: host_value(kernel, p, v) for p, v in zip(kernel.params, values, strict=True)}
     except KernelError as e:
         raise KernelError(located(str(e), where)) from None
     if isinstance(kernel, Kernel):
@@ -82,7 +82,13 @@ def scalar(value: object, dt: DType, what: str) -> np.ndarray:
     return np.asarray(value, dtype=np.float32).astype(dt.numpy)
 
 
-def _host_value(kernel: AnyKernel, p: Param, v: object) -> np.ndarray:
+def host_value(kernel: AnyKernel, p: Param, v: object) -> np.ndarray:
+    """The numpy value a kernel call uses for parameter ``p``: written tiles as given (checked),
+    read-only tiles converted to the parameter's dtype, scalars as 0-d arrays.
+
+    Raises:
+        KernelError: a wrong shape, a written array of another dtype or read-only, a value that does not fit.
+    """
     what = f"{kernel.name}(): argument {p.name!r}"
     if isinstance(p.type, DType):
         return scalar(v, p.type, what)

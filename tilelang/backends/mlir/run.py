@@ -23,7 +23,7 @@ import numpy as np
 from tilelang.backends.mlir._mlir import mlir
 from tilelang.backends.mlir.kernels import lower_kernel
 from tilelang.errors import KernelError
-from tilelang.frontend.calls import bind, convert, scalar
+from tilelang.frontend.calls import bind, host_value
 from tilelang.ir.dtypes import DType
 from tilelang.ir.kernel import ExternKernel, Kernel, Param
 from tilelang.ir.types import TileType
@@ -154,23 +154,10 @@ def run_kernel(kernel: Kernel, *arrays: object, **named: object) -> None:
 
 def _prepare(kernel: Kernel, p: Param, v: object) -> tuple[np.ndarray, np.ndarray | None]:
     """(the contiguous array handed to the engine, the user's array to copy back into or None)."""
-    what = f"{kernel.name}(): argument {p.name!r}"
-    if isinstance(p.type, DType):
-        return scalar(v, p.type, what), None
-    t: TileType = p.type
-    if not isinstance(v, np.ndarray):
-        raise KernelError(
-            f"{what}: expected a numpy array of shape {t.shape} and dtype {t.dtype}, got {type(v).__name__}"
-        )
-    if v.shape != t.shape:
-        raise KernelError(f"{what}: shape {v.shape} does not match the parameter's {t.shape}")
-    if p.name in kernel.written:
-        if v.dtype != t.dtype.numpy:
-            raise KernelError(f"{what}: the kernel writes it, so it must have dtype {t.dtype.numpy}, got {v.dtype}")
-        if not v.flags.writeable:
-            raise KernelError(f"{what}: the kernel writes it, but the array is read-only")
-        return np.ascontiguousarray(v), v
-    return np.ascontiguousarray(convert(v, t.dtype, what)), None
+    value = host_value(kernel, p, v)
+    if isinstance(p.type, TileType) and p.name in kernel.written:
+        return np.ascontiguousarray(value), value
+    return np.ascontiguousarray(value), None
 
 
 def _pointer(p: Param, host: np.ndarray, keep: list) -> object:
