@@ -10,8 +10,8 @@ and emitted ``--repeat`` times per level; the table gives the best time, the
 module's size in bytes and lines, and its operation count. The largest case is
 400 cores on xcvc1902 (every core of the VC1902): 25 chains of 16 cores, each
 stage handing its tiles to the next through shared memory, each chain fed and
-drained by the host. Two cases exercise what the second round of the backend
-made emittable: conv2d's row kernel at 16 x 16 channels (its weight slices are
+drained by the host. Two cases exercise what earlier versions of the backend
+refused: conv2d's row kernel at 16 x 16 channels (its weight slices are
 views, not stack copies) and host rows of 1024 words (split over two BD
 dimensions). A case the emitter refuses prints its error instead of a row.
 """
