@@ -33,33 +33,21 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 
 from tilelang.devices import Device
+from tilelang.devices.costs import (  # the shared, cited constants; re-exported under their old names
+    BD_SETUP_CYCLES,
+    CALL_OVERHEAD,
+    LOAD_BYTES_PER_CYCLE,
+    MATMUL_BLOCK_OVERHEAD,
+    MATMUL_REG_BLOCK,
+    STORE_BYTES_PER_CYCLE,
+    intrinsic_shape,
+)
 from tilelang.errors import SimulationError
 from tilelang.ir.dtypes import DType
 from tilelang.ir.kernel import AnyKernel, ExternKernel, Kernel, KOp, OpKind, Param, index_shape
 
 # -- core ---------------------------------------------------------------------------
 
-#: Bytes the load units move per cycle: [F] "Loads/stores: 2 x 256-bit loads and
-#: 1 x 256-bit store per cycle (AIE-ML)"; [UG1079] the same for AIE1.
-LOAD_BYTES_PER_CYCLE = 2 * 256 // 8
-#: Bytes the store unit moves per cycle (same sources).
-STORE_BYTES_PER_CYCLE = 256 // 8
-#: Fixed cycles of one kernel call (call, loop prologue/epilogue, lock hand-off).
-#: Fitted: [PG4c] measures 72 cycles for vector_scalar_mul (1024 x int16), whose
-#: store-bound body is 2048 B / 32 B = 64 cycles in this model: 72 - 64 = 8.
-CALL_OVERHEAD = 8
-#: Unoverlapped cycles per output register block of a matmul (one inner-k loop's
-#: pipeline fill and drain, accumulator moves). Fitted: [I2735] kernels alone reach
-#: at most about 80% of peak; a 64^3 bf16 tile has 64 blocks of 8x8 over 2048 MAC
-#: cycles: 2048 / (2048 + 8 + 64 * 8) = 0.80 without loads; with the operand
-#: re-reads the tile is load-bound and the model gives 72.5% (benchmarks/accuracy.py).
-MATMUL_BLOCK_OVERHEAD = 8
-#: Output register blocking of a matmul kernel: 2 x 2 intrinsic tiles, as the
-#: mlir-aie matmul kernels (``mm.cc``) unroll; it sets how often A and B are re-read.
-#: Its four accumulators also hide the two-cycle latency of a floating-point MAC
-#: ([UG1603] "Floating-Point Operations"; [AM020] "Floating-Point Vector Unit": several
-#: accumulator registers allow back-to-back MACs), so bf16 MACs issue every cycle.
-MATMUL_REG_BLOCK = 2
 #: Vector-slot cycles per element group of ``exp``: estimate, unconfirmed (AIE2 has
 #: no exp instruction; it is a lookup plus polynomial, taken as 4 vector ops).
 EXP_VECTOR_OPS = 4
@@ -84,10 +72,6 @@ DMA_ACCESS_BYTES = 16
 #: Cycles per stream switch traversed by a flow: [AM020] "Combined total of ...
 #: 4-cycle latency per stream switch".
 SWITCH_LATENCY = 4
-#: Cycles a DMA channel spends starting a buffer descriptor (lock acquire, BD fetch)
-#: before its first word moves. Estimate, unconfirmed: no public figure found; a lock
-#: request and a BD read each take a few cycles.
-BD_SETUP_CYCLES = 4
 #: Host DDR bandwidth shared by all shim DMAs, bytes per second: [PR2559] memcpy of
 #: 16 MiB at 55.5 GB/s ([F] "device not stated"; used for every device).
 DDR_BYTES_PER_SECOND = 55.5e9
@@ -269,19 +253,6 @@ def _reduce(op: KOp, ctx: OpContext) -> Slots:
     x = op.operands[0]
     t = x.type if isinstance(x, KOp) else x.value_type
     return Slots(vector=_vector_cycles(t.numel, t.dtype, ctx))
-
-
-def intrinsic_shape(macs: float) -> tuple[int, int, int]:
-    """(m0, k0, n0) of the matmul intrinsic doing ``macs`` MACs per cycle.
-
-    AIE2's shapes ([F] compute rates are "derived from the matmul intrinsic
-    shapes"): int8 4x8x8 = 256, int16 4x4x4 = 64, bf16 4x8x4 = 128. Other rates
-    keep m0 = n0 = 4 and scale k0 (at least 1).
-    """
-    known = {256: (4, 8, 8), 64: (4, 4, 4), 128: (4, 8, 4), 512: (8, 8, 8)}
-    if int(macs) in known and float(int(macs)) == macs:
-        return known[int(macs)]
-    return 4, max(1, round(macs / 16)), 4
 
 
 @impl(OpKind.MATMUL)

@@ -331,3 +331,24 @@ def test_the_placement_objective_counts_route_hops_between_memtiles():
     p = plan(d)
     check_plan(p)
     assert p.link_tiles["l1"] == p.link_tiles["l2"]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_links_pack_memtile_channels_exactly(strategy):
+    """16 relu cores in 256-element tiles: 8 splits (1 S2MM + 2 MM2S) and 8 joins (2 S2MM + 1 MM2S) fill npu1's
+    four memtiles' 6 + 6 channels exactly only as 2 splits and 2 joins each; the greedy placer used to put 3
+    splits on one memtile and then find no room for a join."""
+    import numpy as np
+    from ml_dtypes import bfloat16
+
+    d = tl.library.elementwise("relu", 16 * 512, dtype=tl.bf16, cores=16, tile=256)
+    p = plan(d, strategy=strategy)
+    check_plan(p)
+    per_mem: dict = {}
+    for link in d.links:
+        per_mem.setdefault(p.link_tiles[link.name], []).append(link)
+    for links in per_mem.values():
+        assert sum(len(ln.dsts) for ln in links) <= 6 and sum(len(ln.srcs) for ln in links) <= 6
+    x = np.random.default_rng(0).standard_normal(16 * 512).astype(bfloat16)
+    assert np.array_equal(tl.simulate(p, mode="functional", **{d.params[0].name: x}).outputs[d.params[1].name],
+                          np.maximum(x, 0))

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import tilelang as tl
+from tilelang.devices import costs
 from tilelang.errors import PlanError
 from tilelang.plan.tiling import tile_contraction
 from tilelang.plan.tiling_model import evaluate, granularity, parse, space
@@ -114,7 +115,34 @@ def scalar_estimate(c, dev, t, s, big):
     covers = all(big[i] == s[i] * t[i] for i in c.output) or all(big[r] == c.sizes[r] for r in c.reduction) or not mems
     factor = 1.0 if covers else 2 * math.prod(c.sizes[r] / big[r] for r in c.reduction) - 1
     terms += [ddr_in / (ch * shim_bw), c.numel(c.output) * out_b * factor / (ch * shim_bw)]
+    terms.append(scalar_kernel_term(c, dev, t, s))
     return max(terms)
+
+
+def scalar_kernel_term(c, dev, t, s):
+    """The per-call term written out for one candidate (tiling_calls.py's docstring, with the shared constants)."""
+    macs = dev.macs_per_cycle(c.in_dtypes[0])
+    m0, _, n0 = costs.intrinsic_shape(macs)
+    reg = dict(zip(c.output, (m0, n0), strict=False))  # m0 and n0 for the first two output indices
+    two = len(c.inputs) == 2
+    blocks = {j: math.ceil(t[j] / (costs.MATMUL_REG_BLOCK * reg.get(j, 1))) if two else 1 for j in c.output}
+    steps = math.prod(c.sizes[r] // t[r] for r in c.reduction)
+    out_bytes = math.prod(t[i] for i in c.output) * c.out_dtype.bytes
+    loads = out_bytes if steps > 1 else 0
+    for x, dt in zip(c.inputs, c.in_dtypes, strict=True):
+        loads += math.prod(t[i] for i in x) * dt.bytes * math.prod(blocks[j] for j in c.output if j not in x)
+    busiest = max(loads / costs.LOAD_BYTES_PER_CYCLE, out_bytes / costs.STORE_BYTES_PER_CYCLE,
+                  math.prod(t.values()) / macs)
+    fixed = math.prod(blocks.values()) * costs.MATMUL_BLOCK_OVERHEAD if two else 0
+    call = costs.CALL_OVERHEAD + math.ceil(fixed + busiest)
+    bw = dev.stream_bits / 8
+    feed = max(costs.BD_SETUP_CYCLES + math.prod(t[i] for i in x) * dt.bytes / bw
+               for x, dt in zip(c.inputs, c.in_dtypes, strict=True))
+    zero = costs.CALL_OVERHEAD + math.ceil(out_bytes / costs.STORE_BYTES_PER_CYCLE) if steps > 1 else 0
+    drain = costs.BD_SETUP_CYCLES + out_bytes / bw
+    out_tiles = math.prod(c.sizes[i] // (s[i] * t[i]) for i in c.output)
+    hops = 2 if dev.tiles("mem") else 1
+    return out_tiles * max(zero + steps * max(call, feed), drain) + hops * (feed + drain)
 
 
 @pytest.mark.parametrize("device, dtype", [("npu1", tl.bf16), ("npu2", tl.i8), ("xcvc1902", tl.i16)])
@@ -161,3 +189,38 @@ def test_impossible_core_grid():
     # three core rows cannot split m = 64 into whole tiles of a multiple of 4
     with pytest.raises(PlanError, match="cannot be split over 3 cores"):
         tile_contraction("mk,kn->mn", {"m": 64, "k": 64, "n": 64}, tl.i8, "npu1", cores=(3, 1))
+
+
+@pytest.mark.parametrize("out", [tl.f32, tl.bf16])
+@pytest.mark.parametrize("tile", [(64, 8, 64), (64, 32, 64), (32, 32, 32), (32, 128, 32), (16, 64, 32)])
+def test_call_cycles_match_the_simulators_kernel_cost(tile, out):
+    """The tiler's per-call cycles are the simulator's for the library's accumulating matmul kernel."""
+    from simulator import cost
+    from tilelang.plan.tiling_calls import call_cycles
+
+    dev = tl.device("npu1")
+    tiling = dict(zip("mkn", tile, strict=True))
+    d = tl.library.matmul(256, 256, 256, out_dtype=out, device=dev, cores=(4, 4), tiling=tiling)
+    (mac,) = [k for k in d.kernels if k.name == "matmul_acc"]
+    c = parse("mk,kn->mn", {"m": 256, "k": 256, "n": 256}, (tl.bf16, tl.bf16, out))
+    t = {i: np.array(float(x)) for i, x in zip("mkn", tile, strict=True)}
+    assert float(call_cycles(c, dev, t)) == cost.kernel_cycles(mac, dev)
+
+
+def _simulated_cycles(tiling):
+    rng = np.random.default_rng(0)
+    a, b = (rng.integers(-4, 5, (256, 256)).astype(np.float32) for _ in range(2))
+    d = tl.library.matmul(256, 256, 256, device="npu1", cores=(4, 4), tiling=tiling)
+    res = tl.simulate(tl.plan(d, strategy="greedy"), A=a, B=b)
+    assert np.array_equal(res.outputs["C"], a.astype(np.float64) @ b)
+    return res.cycles
+
+
+def test_auto_tiling_simulates_near_the_best_of_a_sweep():
+    """At 256^3 on npu1's 4 x 4 cores, tiling="auto" is no slower than 32^3 tiles and within 10% of the
+    best of a sweep of plausible tiles, in simulation (the per-call costs decide this size)."""
+    sweep = [(32, 32, 32), (64, 32, 64), (64, 64, 64), (32, 64, 64), (64, 64, 32), (32, 128, 32), (64, 8, 64)]
+    best = min(_simulated_cycles(dict(zip("mkn", t, strict=True))) for t in sweep)
+    auto = _simulated_cycles("auto")
+    assert auto <= _simulated_cycles({"m": 32, "k": 32, "n": 32})
+    assert auto <= 1.10 * best

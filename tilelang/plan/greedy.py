@@ -4,8 +4,10 @@ Cores are placed one at a time (pinned cores first, then in breadth-first
 order over the fifo graph) on the free compute tile that minimises the bytes
 they exchange with already placed partners times the distance, a pair that
 can share a memory counting as distance 0 (IRON lowers such a fifo with no
-DMA). Links then go onto the memtile nearest their cores, and every host end
-of a fifo onto the nearest NoC shim with a free DMA channel in its direction.
+DMA). Links then go onto the memtiles nearest their cores that have the DMA
+channels, memory, BDs and locks they need (a small backtracking search, as
+channel counts can pack exactly), and every host end of a fifo onto the
+nearest NoC shim with a free DMA channel in its direction and BDs left.
 Tile-resource limits steer the choices; whatever still does not fit is
 reported by the resource checks afterwards.
 """
@@ -19,6 +21,7 @@ from tilelang.errors import PlanError
 from tilelang.ir.plan import agent_name
 from tilelang.ir.verify import HOST
 from tilelang.plan.carriage import MM2S, S2MM, Placement, common_memories, link_needs
+from tilelang.plan.descriptors import end_bds, host_end_locks
 from tilelang.plan.fabric import hops, manhattan
 from tilelang.plan.problem import Coord, FifoSpec, Problem
 
@@ -136,64 +139,117 @@ def _partner_tiles(problem: Problem, f: FifoSpec, me: str, cores: dict[str, Coor
     return out
 
 
+#: Placements of single links the link search tries before settling for the least-overflow greedy fit.
+LINK_SEARCH_BUDGET = 20_000
+_LINK_KINDS = (S2MM, MM2S, "bytes", "bds", "locks")
+
+
+def _memtile_capacity(dev: Device, m: Coord) -> dict[str, int]:
+    """What a memtile offers links: DMA channels per direction, bytes, BDs (both pools) and locks."""
+    return {S2MM: dev.dma_channels(m, S2MM), MM2S: dev.dma_channels(m, MM2S), "bytes": dev.memory_bytes(m),
+            "bds": dev.buffer_descriptors(m), "locks": dev.locks(m)}
+
+
 def place_links(problem: Problem, cores: dict[str, Coord]) -> dict[str, Coord]:
-    """Each link onto the memtile nearest its placed partners with channels and memory left."""
+    """Each link onto a memtile with the channels, memory, BDs and locks it needs, nearest its partners.
+
+    Links are taken most demanding first; each tries the memtiles in order of
+    distance to its placed partners, skipping the ones it would overfill, and
+    a link with no memtile left backtracks to move an earlier one (a
+    depth-first search, ``LINK_SEARCH_BUDGET`` placements at most: tight
+    designs, such as 2 splits and 2 joins filling each memtile's 6 + 6
+    channels exactly, need it). When the search finds no fit within its
+    budget, every link goes to its least-overfilled nearest memtile and the
+    resource checks report what does not fit.
+
+    Raises:
+        PlanError: links on a device without memtiles.
+    """
     dev = problem.device
     mems = dev.tiles("mem")
-    links: dict[str, Coord] = {}
     if not problem.links:
-        return links
+        return {}
     if not mems:
         raise PlanError(f"{dev.name} has no memtiles; links {', '.join(problem.link_names)} need one")
-    kinds = (S2MM, MM2S, "bytes", "bds", "locks")
-    used = {m: dict.fromkeys(kinds, 0) for m in mems}
-    # Most demanding links first (first fit decreasing), so big joins and splits find room.
     order = sorted(problem.links, key=lambda ln: -(len(ln.srcs) + len(ln.dsts)))
-    for ln in order:
+    needs = [link_needs(problem, ln.name) for ln in order]
+    have = {m: _memtile_capacity(dev, m) for m in mems}
+    used = {m: dict.fromkeys(_LINK_KINDS, 0) for m in mems}
+    links: dict[str, Coord] = {}
+    budget = [LINK_SEARCH_BUDGET]
+
+    def distance(k: int, m: Coord) -> float:
+        ln = order[k]
         me = f"link:{ln.name}"
-        need = link_needs(problem, ln.name)
+        c = 0.0
+        for fname in ln.fifos:
+            f = problem.fifo(fname)
+            c += sum(f.traffic * hops(dev, m, p) for p in _partner_tiles(problem, f, me, cores, links))
+            if HOST in f.agents:
+                c += f.traffic * host_distance(dev, m)
+        return c
 
-        def cost(m: Coord, ln=ln, me=me, need=need) -> tuple:
-            c = 0.0
-            for fname in ln.fifos:
-                f = problem.fifo(fname)
-                for p in _partner_tiles(problem, f, me, cores, links):
-                    c += f.traffic * hops(dev, m, p)
-                if HOST in f.agents:
-                    c += f.traffic * host_distance(dev, m)
-            have = {S2MM: dev.dma_channels(m, S2MM), MM2S: dev.dma_channels(m, MM2S), "bytes": dev.memory_bytes(m),
-                    "bds": dev.buffer_descriptors(m), "locks": dev.locks(m)}
-            over = sum(int(used[m][k] + need[k] > have[k]) for k in kinds)
-            return (over, c, m)
+    def over(m: Coord, need: dict[str, int]) -> int:
+        return sum(int(used[m][x] + need[x] > have[m][x]) for x in _LINK_KINDS)
 
-        best = min(mems, key=cost)
-        links[ln.name] = best
-        for k in kinds:
-            used[best][k] += need[k]
-    return links
+    def put(k: int, m: Coord, sign: int) -> None:
+        for x in _LINK_KINDS:
+            used[m][x] += sign * needs[k][x]
+        if sign > 0:
+            links[order[k].name] = m
+        else:
+            del links[order[k].name]
+
+    def search(k: int) -> bool:
+        if k == len(order):
+            return True
+        for m in sorted((m for m in mems if not over(m, needs[k])), key=lambda m: (distance(k, m), m)):
+            if budget[0] <= 0:
+                return False
+            budget[0] -= 1
+            put(k, m, 1)
+            if search(k + 1):
+                return True
+            put(k, m, -1)
+        return False
+
+    if search(0):
+        return dict(links)
+    links.clear()
+    used = {m: dict.fromkeys(_LINK_KINDS, 0) for m in mems}
+    for k in range(len(order)):
+        best = min(mems, key=lambda m, k=k: (over(m, needs[k]), distance(k, m), m))
+        put(k, best, 1)
+    return dict(links)
 
 
 def place_hosts(problem: Problem, cores: dict[str, Coord], links: dict[str, Coord]) -> dict[str, Coord]:
-    """The shim of every fifo's host end: nearest NoC shim with a free channel (column order on ties)."""
+    """The shim of every fifo's host end: the nearest NoC shim with a DMA channel in its direction, BDs and
+    locks left (column order on ties); when none has, the nearest one (the resource checks then report it)."""
     dev = problem.device
     shims = [t for t in dev.tiles("shim") if dev.is_noc_shim(t)]
     if not shims and any(HOST in f.agents for f in problem.fifos):
         raise PlanError(f"{dev.name} has no NoC shim tiles for host moves")
-    used = {s: {S2MM: 0, MM2S: 0} for s in shims}
+    used = {s: {S2MM: 0, MM2S: 0, "bds": 0, "locks": 0} for s in shims}
+    locks = host_end_locks(dev)
     hosts: dict[str, Coord] = {}
     for f in problem.fifos:
         if HOST not in f.agents:
             continue
         d = MM2S if f.producer == HOST else S2MM
         near = _partner_tiles(problem, f, HOST, cores, links)
+        bds = end_bds(problem.design, f.name, HOST)
 
-        def cost(s: Coord, d=d, near=near, f=f) -> tuple:
-            full = used[s][d] >= dev.dma_channels(s, d)
+        def cost(s: Coord, d=d, near=near, f=f, bds=bds) -> tuple:
+            full = (used[s][d] >= dev.dma_channels(s, d) or used[s]["bds"] + bds > dev.buffer_descriptors(s)
+                    or used[s]["locks"] + locks > dev.locks(s))
             return (full, sum(manhattan(s, p) for p in near) * f.traffic, s)
 
         best = min(shims, key=cost)
         hosts[f.name] = best
         used[best][d] += 1
+        used[best]["bds"] += bds
+        used[best]["locks"] += locks
     return hosts
 
 

@@ -17,6 +17,11 @@ double buffering (a roofline over the levels):
 - core_out: output bytes per core / stream width
 - memtile_out: each input's bytes out of the memtiles (a tile broadcast to the
   cores sharing it counts once) over its broadcast groups' channels
+- kernel: every core's kernel calls, each charged its call overhead, matmul loop
+  overhead and busiest slot, no faster than its input tiles stream in, plus the
+  pipeline's unoverlapped fill and drain
+  (``tiling_calls.py``, with the simulator's cited constants from
+  ``tilelang.devices.costs``)
 - ddr_in / ddr_out: bytes through the shims / (channels x shim bandwidth)
   (``Device.shim_bandwidth_bytes_per_cycle``; two channels each way per NoC
   shim, AIE_FACTS "DMA channels")
@@ -27,7 +32,7 @@ memtile blocks hold more output than the cores accumulate and the reduction
 is split over blocks (then partial sums go out and come back).
 
 Feasibility: tile sizes divide the extents and are multiples of the kernel
-intrinsic's shape (``MICROKERNEL``); core memory holds double-buffered input
+intrinsic's shape (``tilelang.devices.costs.MICROKERNEL``); core memory holds double-buffered input
 and output tiles and the stack; memtiles hold double-buffered input blocks
 and output staging; BD length and wrap fields hold the transfers
 (``Device.bd_field_bits``; the silent-truncation check of AIE_FACTS).
@@ -41,20 +46,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilelang.devices import Device
+from tilelang.devices.costs import DEFAULT_SHAPE, MICROKERNEL
 from tilelang.errors import PlanError
 from tilelang.ir.dtypes import DType
 from tilelang.plan.resources import STACK_BYTES
+from tilelang.plan.tiling_calls import kernel_term
 
-#: Kernel intrinsic shapes (m, k, n) per architecture and input dtype: mlir-aie
-#: programming_examples/basic/matrix_multiplication (``microkernel_mac_dim_map``):
-#: npu bf16 (4,8,4), i8 (4,8,8), i16 (4,4,4); npu2 bf16 (4,8,8) native, i8 (8,8,8),
-#: i16 (4,4,8). AIE1 entries and the i32/f32 fallbacks are assumptions (unconfirmed).
-MICROKERNEL: dict[str, dict[str, tuple[int, int, int]]] = {
-    "aie2": {"bf16": (4, 8, 4), "i8": (4, 8, 8), "i16": (4, 4, 4)},
-    "aie2p": {"bf16": (4, 8, 8), "i8": (8, 8, 8), "i16": (4, 4, 8)},
-    "aie1": {"i8": (4, 16, 8), "i16": (4, 4, 4), "f32": (4, 8, 4)},
-}
-DEFAULT_SHAPE = (4, 8, 4)
 #: Shim DMA channels per NoC shim in each direction (AIE_FACTS "DMA channels": shim 2+2).
 SHIM_CHANNELS = 2
 
@@ -322,6 +319,7 @@ def evaluate(c: Contraction, device: Device, sp: Space, max_cores: int) -> Evalu
     splits = _prod([n[r] / big[r] for r in c.reduction]) + full
     factor = np.where(covers | whole_k | (not mems), 1.0, 2.0 * splits - 1.0)
     ddr_out_bytes = c.numel(c.output) * out_b * factor
+    terms["kernel"] = kernel_term(c, device, t, s, 2 if mems else 1) + full
     terms["ddr_in"] = ddr_in_bytes / (ch * shim_bw)
     terms["ddr_out"] = ddr_out_bytes / (ch * shim_bw)
     estimate = np.maximum.reduce([terms[k] for k in terms])

@@ -1,0 +1,117 @@
+"""The per-call term of the tiling estimate: what each core spends calling its kernel.
+
+The roofline terms of ``tiling_model.py`` count MACs and bytes in aggregate;
+they cannot tell a 64x8x64 tile from a 64x64x64 one although the first runs
+its MAC unit a quarter of the time. This term charges every kernel call the
+way the simulator's timing model does (the constants are shared, with their
+sources, in ``tilelang.devices.costs``):
+
+- a call costs ``CALL_OVERHEAD`` + its unoverlapped matmul loop overhead
+  (``MATMUL_BLOCK_OVERHEAD`` per ``MATMUL_REG_BLOCK``-blocked output register
+  block of intrinsic tiles) + its busiest VLIW slot: the loads (each input
+  re-read once per register block along the output indices it lacks, plus the
+  accumulator C when the reduction takes several calls), the stores (C) or the
+  MACs;
+- a call cannot start before its input tiles have streamed in: with double
+  buffering, each step takes the longer of the call and the slowest input
+  tile's transfer (BD setup plus bytes over the stream width);
+- an output tile accumulated over several calls is zeroed first (a store-only
+  call), and leaves over the stream while the next one is computed;
+- nothing overlaps the pipeline's fill and drain: the first input tiles cross
+  every DMA hop (shim to memtile to core: two hops with memtiles, one
+  without) before the first call, and the last output tile crosses them back
+  after the last. Large output tiles on few output tiles per core (a small
+  problem) pay this most.
+
+So the term is ``out_tiles x max(zero + steps x max(call, feed), drain) +
+hops x (feed + drain)`` per core, a number per candidate: the choice over
+candidates stays one binary each and exact.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tilelang.devices import Device
+from tilelang.devices.costs import (
+    BD_SETUP_CYCLES,
+    CALL_OVERHEAD,
+    LOAD_BYTES_PER_CYCLE,
+    MATMUL_BLOCK_OVERHEAD,
+    MATMUL_REG_BLOCK,
+    STORE_BYTES_PER_CYCLE,
+    intrinsic_shape,
+)
+
+if TYPE_CHECKING:
+    from tilelang.plan.tiling_model import Contraction
+
+
+def _prod(xs: list) -> np.ndarray | float:
+    out: np.ndarray | float = 1.0
+    for x in xs:
+        out = out * x
+    return out
+
+
+def call_cycles(c: Contraction, device: Device, t: dict[str, np.ndarray]) -> np.ndarray:
+    """Cycles of one kernel call on core tiles ``t`` (the simulator's matmul rule, vectorised).
+
+    Args:
+        c: the :class:`~tilelang.plan.tiling_model.Contraction`.
+        device: the device.
+        t: core tile of every index (arrays broadcasting over the candidates).
+
+    Returns:
+        Cycles of one call: overhead + loop overhead + busiest slot.
+    """
+    macs = device.macs_per_cycle(c.in_dtypes[0])
+    m0, _, n0 = intrinsic_shape(macs)
+    reg = dict(zip(c.output, (m0, n0), strict=False))
+    matmul = len(c.inputs) == 2
+    # output register blocks along each output index: MATMUL_REG_BLOCK intrinsic tiles each
+    blocks = {j: np.ceil(t[j] / (MATMUL_REG_BLOCK * reg.get(j, 1))) if matmul else 1.0 for j in c.output}
+    load = 0.0
+    for x, dt in zip(c.inputs, c.in_dtypes, strict=True):
+        reads = _prod([blocks[j] for j in c.output if j not in x])
+        load = load + _prod([t[i] for i in x]) * dt.bytes * reads
+    out_bytes = _prod([t[i] for i in c.output]) * c.out_dtype.bytes
+    load = (load + np.where(_steps(c, t) > 1, out_bytes, 0.0)) / LOAD_BYTES_PER_CYCLE
+    store = out_bytes / STORE_BYTES_PER_CYCLE
+    mac = _prod([t[i] for i in c.indices]) / macs
+    fixed = _prod(list(blocks.values())) * MATMUL_BLOCK_OVERHEAD if matmul else 0.0
+    return CALL_OVERHEAD + np.ceil(fixed + np.maximum(np.maximum(load, store), mac))
+
+
+def _steps(c: Contraction, t: dict[str, np.ndarray]) -> np.ndarray | float:
+    """Calls accumulating one output tile: the reduction's tiles."""
+    return _prod([c.sizes[r] / t[r] for r in c.reduction])
+
+
+def kernel_term(c: Contraction, device: Device, t: dict[str, np.ndarray], s: dict[str, np.ndarray],
+                hops: int) -> np.ndarray:
+    """Cycles each core spends on its kernel calls, fed and drained over the streams.
+
+    Args:
+        c: the :class:`~tilelang.plan.tiling_model.Contraction`.
+        device: the device.
+        t: core tile of every index (arrays broadcasting over the candidates).
+        s: cores along every index (same shapes).
+        hops: DMA transfers between DDR and a core (2 through a memtile, 1 from a shim).
+
+    Returns:
+        The per-core cycles of all calls (see the module docstring).
+    """
+    bw = device.stream_bits / 8
+    steps = _steps(c, t)
+    feed = 0.0
+    for x, dt in zip(c.inputs, c.in_dtypes, strict=True):
+        feed = np.maximum(feed, BD_SETUP_CYCLES + _prod([t[i] for i in x]) * dt.bytes / bw)
+    out_bytes = _prod([t[i] for i in c.output]) * c.out_dtype.bytes
+    zero = np.where(steps > 1, CALL_OVERHEAD + np.ceil(out_bytes / STORE_BYTES_PER_CYCLE), 0.0)
+    drain = BD_SETUP_CYCLES + out_bytes / bw
+    per_tile = np.maximum(zero + steps * np.maximum(call_cycles(c, device, t), feed), drain)
+    out_tiles = _prod([c.sizes[i] / (s[i] * t[i]) for i in c.output])
+    return out_tiles * per_tile + hops * (feed + drain)
