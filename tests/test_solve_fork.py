@@ -43,7 +43,7 @@ class _WaitsOnAThread:
 
 def test_child_solve_ignores_inherited_finalisers():
     prob = pulp.LpProblem("tiny", pulp.LpMinimize)
-    xs = [pulp.LpVariable(f"x{i}", cat="Binary") for i in range(8)]
+    xs = [prob.add_variable(f"x{i}", 0, 1, cat="Binary") for i in range(8)]
     prob += pulp.lpSum(xs)
     prob += pulp.lpSum(xs) >= 3
     gc.collect()
