@@ -74,3 +74,11 @@ def test_report_writes_pictures_and_page(capsys, tmp_path):
 def test_user_errors_are_one_line(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 1 and message in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_the_api_command_line_example(capsys):
+    vmul = EXAMPLES.parent / "vmul.py"
+    code, out, _ = run(capsys, "simulate", f"{vmul}:vector_scalar_mul", "--json")
+    assert code == 0 and json.loads(out)["cycles"] > 0
+    code, out, _ = run(capsys, "emit", f"{vmul}:vector_scalar_mul")
+    assert code == 0 and '"aie.objectfifo"' in out

@@ -16,8 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-#: Modules in examples/ that are shared helpers, not runnable examples.
-HELPERS = {"designs", "harness"}
+#: Modules in examples/ that hold shared code or designs for the command line, not runnable scripts.
+HELPERS = {"designs", "harness", "vmul"}
 SCRIPTS = sorted(p.stem for p in EXAMPLES.glob("*.py") if p.stem not in HELPERS)
 
 
