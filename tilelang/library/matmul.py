@@ -32,6 +32,7 @@ from tilelang.ir.types import Tensor, Tile
 from tilelang.library._common import Grid, build_design, choose_grid, has_memtiles, resolve_device, shim_channels
 from tilelang.library._movement import Move, issue
 from tilelang.plan.resources import STACK_BYTES
+from tilelang.plan.tiling_model import out_depth
 
 
 def _grid(dev: Device, cores: int | tuple[int, int] | None) -> Grid:
@@ -49,20 +50,21 @@ def _grid(dev: Device, cores: int | tuple[int, int] | None) -> Grid:
 
 
 def _sizes(M: int, K: int, N: int, in_dtype: DType, out_dtype: DType, dev: Device, grid: Grid,
-           tiling: str | dict) -> tuple[int, int, int]:
-    """The per-core kernel tile (m, k, n): the tiling ILP's choice, or the user's."""
+           tiling: str | dict) -> tuple[int, int, int, int | None]:
+    """The per-core kernel tile (m, k, n) and C's depth: the tiling ILP's choice (with the C depth its
+    estimate assumed), or the user's tile (depth None: ``_c_depth`` decides)."""
     if tiling == "auto":
         from tilelang.api import tile_contraction
 
         choice = tile_contraction("mk,kn->mn", {"m": M, "k": K, "n": N}, (in_dtype, in_dtype, out_dtype), dev,
                                   cores=(grid.rows, grid.cols))
-        return choice.tile["m"], choice.tile["k"], choice.tile["n"]
+        return choice.tile["m"], choice.tile["k"], choice.tile["n"], choice.out_depth
     if not isinstance(tiling, dict) or set(tiling) != {"m", "k", "n"}:
         raise DesignError(f'matmul: tiling must be "auto" or a dict with keys m, k, n; got {tiling!r}')
     m, k, n = (tiling[x] for x in "mkn")
     if not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in (m, k, n)):
         raise DesignError(f"matmul: tile sizes must be positive ints, got {tiling!r}")
-    return m, k, n
+    return m, k, n, None
 
 
 def _c_depth(dev: Device, m: int, k: int, n: int, in_dtype: DType, out_dtype: DType) -> int:
@@ -72,12 +74,13 @@ def _c_depth(dev: Device, m: int, k: int, n: int, in_dtype: DType, out_dtype: DT
         DesignError: when even one C buffer does not fit the core's memory.
     """
     mem = dev.memory_bytes(dev.tiles("compute")[0])
-    inputs = 2 * (m * k + k * n) * in_dtype.bytes + STACK_BYTES
+    inputs = 2 * (m * k + k * n) * in_dtype.bytes
     c = m * n * out_dtype.bytes
-    for depth in (2, 1):
-        if inputs + depth * c <= mem:
-            return depth
-    raise DesignError(f"matmul: tiles m={m}, k={k}, n={n} need {inputs + c} B of core memory (A and B double-"
+    # the tiler's rule, so that tiling="auto" builds the depth its estimate assumed
+    depth = int(out_depth(mem, inputs, c))
+    if depth:
+        return depth
+    raise DesignError(f"matmul: tiles m={m}, k={k}, n={n} need {inputs + STACK_BYTES + c} B of core memory (A and B double-"
                       f"buffered, one C, {STACK_BYTES} B stack); {dev.name} cores have {mem} B. Use smaller tiles")
 
 
@@ -106,14 +109,14 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
     """
     dev = resolve_device(device)
     grid = _grid(dev, cores)
-    m, k, n = _sizes(M, K, N, in_dtype, out_dtype, dev, grid, tiling)
+    m, k, n, auto_depth = _sizes(M, K, N, in_dtype, out_dtype, dev, grid, tiling)
     R, Q = grid.rows, grid.cols
     if M % (R * m) or N % (Q * n) or K % k:
         raise DesignError(
             f"matmul {M}x{K}x{N}: tiles m={m}, k={k}, n={n} on a {R}x{Q} core grid need M % {R * m} == 0, "
             f"N % {Q * n} == 0 and K % {k} == 0"
         )
-    c_depth = _c_depth(dev, m, k, n, in_dtype, out_dtype)
+    c_depth = auto_depth or _c_depth(dev, m, k, n, in_dtype, out_dtype)
     zero, mac = _kernels(m, k, n, in_dtype, out_dtype)
     shape = _Shape(M, K, N, m, k, n, grid)
     staged = has_memtiles(dev)

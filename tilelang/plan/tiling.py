@@ -52,6 +52,9 @@ class Tiling:
         candidates: feasible candidates considered (core tile x split x memtile blocks).
         solve: how the choice was made.
         macs: multiply-accumulates of the whole contraction.
+        out_depth: buffers of each core's output tile the estimate assumes: 2 (its drain overlaps the
+            next tile's compute) or 1 (only one fits; the core waits for each drain).
+            ``tl.library.matmul(tiling="auto")`` builds its C fifo with this depth.
     """
 
     spec: str
@@ -70,6 +73,7 @@ class Tiling:
     candidates: int
     solve: SolveInfo
     macs: int = 0
+    out_depth: int = 2
 
     @property
     def tile(self) -> dict[str, int]:
@@ -195,7 +199,7 @@ def _cores(cores: object, c: Contraction, dev: Device) -> tuple[int, dict[str, i
 def _infeasible(c: Contraction, dev: Device) -> str:
     return (
         f"no tiling of {','.join(c.inputs)}->{c.output} with sizes {c.sizes} fits {dev.name}: even the smallest "
-        f"core tiles (double-buffered, with the {c.out_dtype} output) exceed a core's "
+        f"core tiles (double-buffered inputs, one {c.out_dtype} output tile) exceed a core's "
         f"{dev.memory_bytes(dev.tiles('compute')[0])} B, or the memtile/DMA limits"
     )
 
@@ -221,4 +225,5 @@ def _result(spec: str, c: Contraction, dev: Device, sp: Space, ev: Evaluation, f
         candidates=n,
         solve=info,
         macs=c.macs,
+        out_depth=int(ev.out_depth[flat]),
     )

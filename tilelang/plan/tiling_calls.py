@@ -16,7 +16,10 @@ sources, in ``tilelang.devices.costs``):
   buffering, each step takes the longer of the call and the slowest input
   tile's transfer (BD setup plus bytes over the stream width);
 - an output tile accumulated over several calls is zeroed first (a store-only
-  call), and leaves over the stream while the next one is computed;
+  call), and leaves over the stream while the next one is computed when the
+  output is double-buffered; single-buffered (``depth`` 1, a large output tile
+  that fits only once), the core waits for its drain (BD setup plus bytes over
+  the stream width) before it can start the next output tile;
 - nothing overlaps the pipeline's fill and drain: the first input tiles cross
   every DMA hop (shim to memtile to core: two hops with memtiles, one
   without) before the first call, and the last output tile crosses them back
@@ -24,7 +27,10 @@ sources, in ``tilelang.devices.costs``):
   problem) pay this most.
 
 So the term is ``out_tiles x max(zero + steps x max(call, feed), drain) +
-hops x (feed + drain)`` per core, a number per candidate: the choice over
+hops x (feed + drain)`` per core with a double-buffered output, and
+``out_tiles x (zero + steps x max(call, feed) + drain) + hops x feed +
+(hops - 1) x drain`` with a single-buffered one (the last tile's first drain
+hop is already in its step), a number per candidate: the choice over
 candidates stays one binary each and exact.
 """
 
@@ -91,7 +97,7 @@ def _steps(c: Contraction, t: dict[str, np.ndarray]) -> np.ndarray | float:
 
 
 def kernel_term(c: Contraction, device: Device, t: dict[str, np.ndarray], s: dict[str, np.ndarray],
-                hops: int) -> np.ndarray:
+                hops: int, depth: np.ndarray | int = 2) -> np.ndarray:
     """Cycles each core spends on its kernel calls, fed and drained over the streams.
 
     Args:
@@ -100,6 +106,7 @@ def kernel_term(c: Contraction, device: Device, t: dict[str, np.ndarray], s: dic
         t: core tile of every index (arrays broadcasting over the candidates).
         s: cores along every index (same shapes).
         hops: DMA transfers between DDR and a core (2 through a memtile, 1 from a shim).
+        depth: buffers of the output tile per candidate (2: drains overlap the next tile; 1: they do not).
 
     Returns:
         The per-core cycles of all calls (see the module docstring).
@@ -112,6 +119,8 @@ def kernel_term(c: Contraction, device: Device, t: dict[str, np.ndarray], s: dic
     out_bytes = _prod([t[i] for i in c.output]) * c.out_dtype.bytes
     zero = np.where(steps > 1, CALL_OVERHEAD + np.ceil(out_bytes / STORE_BYTES_PER_CYCLE), 0.0)
     drain = BD_SETUP_CYCLES + out_bytes / bw
-    per_tile = np.maximum(zero + steps * np.maximum(call_cycles(c, device, t), feed), drain)
+    work = zero + steps * np.maximum(call_cycles(c, device, t), feed)
+    single = np.asarray(depth) == 1
+    per_tile = np.where(single, work + drain, np.maximum(work, drain))
     out_tiles = _prod([c.sizes[i] / (s[i] * t[i]) for i in c.output])
-    return out_tiles * per_tile + hops * (feed + drain)
+    return out_tiles * per_tile + hops * feed + np.where(single, hops - 1, hops) * drain

@@ -33,7 +33,8 @@ is split over blocks (then partial sums go out and come back).
 
 Feasibility: tile sizes divide the extents and are multiples of the kernel
 intrinsic's shape (``tilelang.devices.costs.MICROKERNEL``); core memory holds double-buffered input
-and output tiles and the stack; memtiles hold double-buffered input blocks
+tiles, the output tile (double-buffered when that fits, else single-buffered: ``out_depth``, and
+then its drain is not overlapped, see ``tiling_calls.py``) and the stack; memtiles hold double-buffered input blocks
 and output staging; BD length and wrap fields hold the transfers
 (``Device.bd_field_bits``; the silent-truncation check of AIE_FACTS).
 """
@@ -222,6 +223,7 @@ class Evaluation:
     core_bytes: np.ndarray
     mem_bytes: np.ndarray
     ddr_bytes: np.ndarray
+    out_depth: np.ndarray
 
     def choice(self, sp: Space, flat: int) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
         """(core tile, cores, memtile block) per index of candidate ``flat``."""
@@ -266,11 +268,13 @@ def evaluate(c: Contraction, device: Device, sp: Space, max_cores: int) -> Evalu
         ok &= ((a <= rows_c) & (b <= cols_c)) | ((a <= cols_c) & (b <= rows_c))
     cols_used = np.minimum(np.ceil(cores / rows_c), cols_c)
 
-    # core memory: double-buffered input and output tiles, plus the stack
+    # core memory: double-buffered input tiles, the output tile double-buffered when it fits (else
+    # single-buffered: out_depth), plus the stack
     tile_b = [_prod([t[i] for i in x]) * dt.bytes for x, dt in zip(c.inputs, c.in_dtypes, strict=True)]
     out_tile = _prod([t[i] for i in c.output]) * out_b
-    core_bytes = 2 * sum(tile_b) + 2 * out_tile + STACK_BYTES + full
-    ok &= core_bytes <= device.memory_bytes(computes[0])
+    depth = out_depth(device.memory_bytes(computes[0]), 2 * sum(tile_b) + full, out_tile)
+    core_bytes = 2 * sum(tile_b) + depth * out_tile + STACK_BYTES + full
+    ok &= depth >= 1
     core = computes[0]
     core_len = device.bd_field_bits(core)["len"]
     for tb in [*tile_b, out_tile]:
@@ -319,7 +323,7 @@ def evaluate(c: Contraction, device: Device, sp: Space, max_cores: int) -> Evalu
     splits = _prod([n[r] / big[r] for r in c.reduction]) + full
     factor = np.where(covers | whole_k | (not mems), 1.0, 2.0 * splits - 1.0)
     ddr_out_bytes = c.numel(c.output) * out_b * factor
-    terms["kernel"] = kernel_term(c, device, t, s, 2 if mems else 1) + full
+    terms["kernel"] = kernel_term(c, device, t, s, 2 if mems else 1, depth) + full
     terms["ddr_in"] = ddr_in_bytes / (ch * shim_bw)
     terms["ddr_out"] = ddr_out_bytes / (ch * shim_bw)
     estimate = np.maximum.reduce([terms[k] for k in terms])
@@ -333,4 +337,23 @@ def evaluate(c: Contraction, device: Device, sp: Space, max_cores: int) -> Evalu
         core_bytes=core_bytes.ravel(),
         mem_bytes=np.asarray(mem_bytes).ravel(),
         ddr_bytes=(ddr_in_bytes + ddr_out_bytes).ravel(),
+        out_depth=depth.ravel().astype(np.int64),
     )
+
+
+def out_depth(memory: int, inputs: np.ndarray | float, out_tile: np.ndarray | float) -> np.ndarray:
+    """Buffers of a core's output tile: 2 when they fit next to the inputs and the stack, else 1, else 0.
+
+    ``tl.library.matmul`` builds its C fifo with this depth (IRON's whole_array example double-buffers
+    C; a single C buffer is what still fits when it does not, at the price of an unoverlapped drain).
+
+    Args:
+        memory: a core's data memory in bytes.
+        inputs: bytes of the (double-buffered) input buffers.
+        out_tile: bytes of one output tile.
+
+    Returns:
+        2, 1 or 0 (0: infeasible) per candidate.
+    """
+    free = memory - STACK_BYTES - np.asarray(inputs, dtype=np.float64)
+    return np.where(free >= 2 * out_tile, 2, np.where(free >= out_tile, 1, 0))
