@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from zoo_support import CASES, planned, zoo
 
 import tilelang as tl
 from tilelang.backends.mlir import emit_mlir
@@ -24,28 +25,8 @@ from tilelang.backends.mlir.bd import check_length, words
 from tilelang.backends.mlir.enums import DMA_CHANNEL_DIR, SHIM_MUX_PORT, WIRE_BUNDLE
 from tilelang.plan import plan as make_plan
 
-ZOO_PATH = Path(__file__).parent / "mlir" / "zoo.py"
 BUNDLE = {v: k for k, v in WIRE_BUNDLE.items()}
 STEP = {"North": (0, 1), "South": (0, -1), "East": (1, 0), "West": (-1, 0)}
-
-
-def load_zoo():  # noqa: ANN201 - the zoo module
-    name = "tilelang_mlir_test_zoo"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ZOO_PATH)
-        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return sys.modules[name]
-
-
-zoo = load_zoo()
-CASES = [(name, dev) for name, (_, devs) in zoo.ZOO.items() for dev in devs]
-
-
-@cache
-def planned(name: str, device: str):  # noqa: ANN201 - a Plan
-    return make_plan(zoo.ZOO[name][0](device=device), strategy="greedy")
 
 
 @cache

@@ -11,10 +11,10 @@ import importlib.util
 import subprocess
 import sys
 import tempfile
-from functools import cache
 from pathlib import Path
 
 import pytest
+from zoo_support import CASES, planned, zoo
 
 import tilelang as tl
 from tilelang.backends.mlir import emit_kernel_functions, emit_mlir
@@ -22,28 +22,6 @@ from tilelang.backends.mlir._mlir import mlir_opt_path
 from tilelang.backends.mlir.enums import AIE_DEVICE, MLIR_AIE_VERSION
 from tilelang.backends.mlir.run import HOST_PIPELINE
 from tilelang.plan import plan as make_plan
-
-ZOO_PATH = Path(__file__).parent / "mlir" / "zoo.py"
-
-
-def load_zoo():  # noqa: ANN201 - the zoo module
-    name = "tilelang_mlir_test_zoo"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ZOO_PATH)
-        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return sys.modules[name]
-
-
-zoo = load_zoo()
-CASES = [(name, dev) for name, (_, devs) in zoo.ZOO.items() for dev in devs]
-
-
-@cache
-def planned(name: str, device: str):  # noqa: ANN201 - a Plan
-    factory = zoo.ZOO[name][0]
-    return make_plan(factory(device=device), strategy="greedy")
 
 
 def filecheck(checks: str, text: str) -> None:

@@ -9,41 +9,16 @@ it catches what it should.
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
-import sys
-from functools import cache
-from pathlib import Path
 
 import pytest
+from zoo_support import CASES, planned
 
 import tilelang as tl
 from tilelang.backends.mlir import emit_mlir
 from tilelang.backends.mlir._mlir import mlir_opt_path
 from tilelang.backends.mlir.upstream import upstream_view_text
 from tilelang.backends.mlir.verify import verify_module
-from tilelang.plan import plan as make_plan
-
-ZOO_PATH = Path(__file__).parent / "mlir" / "zoo.py"
-
-
-def load_zoo():  # noqa: ANN201 - the zoo module
-    name = "tilelang_mlir_test_zoo"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ZOO_PATH)
-        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return sys.modules[name]
-
-
-zoo = load_zoo()
-CASES = [(name, dev) for name, (_, devs) in zoo.ZOO.items() for dev in devs]
-
-
-@cache
-def planned(name: str, device: str):  # noqa: ANN201 - a Plan
-    return make_plan(zoo.ZOO[name][0](device=device), strategy="greedy")
 
 
 def mlir_opt(text: str, *args: str) -> subprocess.CompletedProcess:

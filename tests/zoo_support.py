@@ -1,0 +1,35 @@
+"""The MLIR tests' design zoo (tests/mlir/zoo.py), loaded once, and its plans.
+
+tests/mlir has no __init__.py (it would shadow the real ``mlir`` package), so
+the zoo is loaded by path.
+"""
+
+import importlib.util
+import sys
+from functools import cache
+from pathlib import Path
+
+from tilelang.plan import plan as make_plan
+
+ZOO_PATH = Path(__file__).parent / "mlir" / "zoo.py"
+
+
+def load_zoo():  # noqa: ANN201 - the zoo module
+    name = "tilelang_mlir_test_zoo"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ZOO_PATH)
+        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return sys.modules[name]
+
+
+zoo = load_zoo()
+#: (design name, device) of every zoo case.
+CASES = [(name, dev) for name, (_, devs) in zoo.ZOO.items() for dev in devs]
+
+
+@cache
+def planned(name: str, device: str):  # noqa: ANN201 - a Plan
+    """The greedy plan of zoo design ``name`` on ``device`` (cached: plans are immutable)."""
+    return make_plan(zoo.ZOO[name][0](device=device), strategy="greedy")
