@@ -16,6 +16,7 @@ def draw_timeline(result: object) -> Figure:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     spans = result.trace.spans()  # type: ignore[attr-defined]
     tracks: list[str] = []
@@ -23,7 +24,7 @@ def draw_timeline(result: object) -> Figure:
         if track not in tracks:
             tracks.append(track)
     shown = tracks[:_MAX_TRACKS]
-    fig, ax = plt.subplots(figsize=(11, max(2.5, 0.28 * len(shown) + 1.2)))
+    fig, ax = plt.subplots(figsize=(11, max(3.0, 0.28 * len(shown) + 1.8)))
     colours = plt.get_cmap("tab20")
     names: dict[str, int] = {}
     for track, name, start, dur in spans:
@@ -34,6 +35,11 @@ def draw_timeline(result: object) -> Figure:
         ax.broken_barh([(start, max(dur, 1))], (shown.index(track) - 0.4, 0.8), facecolors=colour)
     ax.set_yticks(range(len(shown)), shown, fontsize=7)
     ax.invert_yaxis()
+    # one colour per kind of span (a kernel's name, "stall", a fifo's name on a DMA track)
+    handles = [Patch(facecolor=colours(i % 20), label=kind) for kind, i in list(names.items())[:18]]
+    if handles:
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=min(6, len(handles)),
+                  fontsize=7, frameon=False)
     ax.set_xlabel("cycle")
     extra = f" (first {_MAX_TRACKS} of {len(tracks)} tracks)" if len(tracks) > len(shown) else ""
     ax.set_title(f"timeline: {result.cycles} cycles{extra}")  # type: ignore[attr-defined]
