@@ -274,3 +274,19 @@ def test_string_annotations_resolve_enclosing_sizes():
     )
     k = ns["make"](12)
     assert k.params[0].type == tl.Tile[(12,), tl.i16]
+
+
+def test_where_with_two_constants_takes_the_compared_dtype():
+    @tl.kernel
+    def threshold(a: tl.Tile[(8,), tl.i16], c: tl.Tile[(8,), tl.i16]):
+        c[...] = tl.where(a > 3, 255, 0)
+
+    a = np.arange(8, dtype=np.int16)
+    c = np.zeros(8, np.int16)
+    threshold(a, c)
+    np.testing.assert_array_equal(c, np.where(a > 3, 255, 0).astype(np.int16))
+    with pytest.raises(tl.KernelError, match="condition must be a tile comparison"):
+
+        @tl.kernel
+        def bad(a: tl.Tile[(8,), tl.i16], c: tl.Tile[(8,), tl.i16]):
+            c[...] = tl.where(True, 1, 0)

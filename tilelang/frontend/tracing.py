@@ -15,6 +15,7 @@ from tilelang.frontend.source import located, user_location
 from tilelang.ir.dtypes import DType
 from tilelang.ir.index import is_full_index, normalize_index
 from tilelang.ir.kernel import KOp, OpKind, Param, default_accumulator
+from tilelang.ir.ops import COMPARE
 from tilelang.ir.types import TileType
 
 _state = threading.local()
@@ -304,11 +305,20 @@ def reduce(kind: OpKind, x: object, axis: object) -> TileValue:
 
 
 def where(cond: object, a: object, b: object) -> TileValue:
-    like = _dtype_of(a) or _dtype_of(b)
+    """Select; when both branches are Python numbers they take the dtype the condition compared."""
     bld = _builder()
-    if like is None:
-        raise bld.fail("where needs at least one tile among its two branches")
     if not isinstance(cond, TileValue | TileParam):
         raise bld.fail("where: the condition must be a tile comparison such as x > 0")
     c = lift(cond, cond.dtype)
+    like = _dtype_of(a) or _dtype_of(b) or _compared_dtype(c)
+    if like is None:
+        raise bld.fail("where needs a tile among its branches, or a condition that compares tiles")
     return TileValue(bld.emit(OpKind.WHERE, c, lift(a, like), lift(b, like)))
+
+
+def _compared_dtype(cond: KOp | Param) -> DType | None:
+    """The dtype of the values a comparison compared (None if ``cond`` is not a comparison)."""
+    if isinstance(cond, KOp) and cond.kind in COMPARE:
+        x = cond.operands[0]
+        return x.type.dtype if isinstance(x, KOp) else x.value_type.dtype
+    return None
