@@ -8,11 +8,13 @@ strategy on every device they fit.
 from __future__ import annotations
 
 import importlib.util
+import math
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from zoo_support import CASES, planned, zoo
 
@@ -115,6 +117,37 @@ CHECK: %[[W:.*]] = "aie.objectfifo.acquire"() {objFifo_name = @x, port = 1 : i32
 CHECK: "scf.yield"
 CHECK: "aie.objectfifo.release"() {objFifo_name = @x, port = 1 : i32, size = 1 : i32}
 CHECK: "aie.end"
+""",
+        text,
+    )
+
+
+def test_broadcast_on_aie1_registers_external_buffers_per_host_fifo_end() -> None:
+    """xcvc1902 has no NPU runtime sequence: each host end gets its moves' DDR buffers registered, in order."""
+    text = emit_mlir(planned("broadcast", "xcvc1902"))
+    filecheck(
+        """
+CHECK: "aie.device"() ({
+CHECK-DAG: %[[S20:.*]] = "aie.tile"() {col = 2 : i32, row = 0 : i32} : () -> index
+CHECK-DAG: %[[S30:.*]] = "aie.tile"() {col = 3 : i32, row = 0 : i32} : () -> index
+CHECK-DAG: %[[S60:.*]] = "aie.tile"() {col = 6 : i32, row = 0 : i32} : () -> index
+CHECK: "aie.objectfifo"(%[[S20]], {{.*}}) {{.*}} sym_name = "w"}
+CHECK: "aie.core"
+CHECK-NOT: aiex.npu
+CHECK-NOT: aie.runtime_sequence
+CHECK-DAG: %[[W:.*]] = "aie.external_buffer"() {sym_name = "W"} : () -> memref<256xi32>
+CHECK-DAG: %[[X0:.*]] = "aie.external_buffer"() {sym_name = "X_at_0"} : () -> memref<256xi32>
+CHECK-DAG: %[[Y0:.*]] = "aie.external_buffer"() {sym_name = "Y_at_0"} : () -> memref<256xi32>
+CHECK-DAG: %[[X3:.*]] = "aie.external_buffer"() {sym_name = "X_at_768"} : () -> memref<256xi32>
+CHECK-DAG: %[[Y2:.*]] = "aie.external_buffer"() {sym_name = "Y_at_512"} : () -> memref<256xi32>
+CHECK: "aie.objectfifo.register_external_buffers"(%[[S20]], %[[W]]) {objFifo_name = @w} : (index, memref<256xi32>) -> ()
+CHECK-NEXT: "aie.objectfifo.register_external_buffers"(%[[S20]], %[[X0]]) {objFifo_name = @x0} : (index, memref<256xi32>) -> ()
+CHECK-NEXT: "aie.objectfifo.register_external_buffers"(%[[S20]], %[[Y0]]) {objFifo_name = @y0} : (index, memref<256xi32>) -> ()
+CHECK: "aie.objectfifo.register_external_buffers"(%[[S20]], %[[Y2]]) {objFifo_name = @y2}
+CHECK-NEXT: "aie.objectfifo.register_external_buffers"(%[[S60]], %[[X3]]) {objFifo_name = @x3}
+CHECK-NEXT: "aie.objectfifo.register_external_buffers"(%[[S30]], {{.*}}) {objFifo_name = @y3}
+CHECK-NEXT: "aie.end"() : () -> ()
+CHECK-NOT: aiex.npu
 """,
         text,
     )
@@ -226,8 +259,6 @@ def test_objectfifo_ends_and_cores_are_where_the_plan_puts_them(name: str, devic
 @pytest.mark.parametrize(("name", "device"), [c for c in CASES if c[1] != "xcvc1902"])
 def test_runtime_sequence_moves_every_byte_of_every_host_move(name: str, device: str) -> None:
     """Each move's 4-d walk visits exactly the elements of its pattern, and every BD id is reused only after a wait."""
-    import numpy as np
-
     p = planned(name, device)
     module = emit_mlir(p, as_module=True)
     seq = next(op for op in _device_ops(module) if op.operation.name == "aie.runtime_sequence")
@@ -249,6 +280,38 @@ def test_runtime_sequence_moves_every_byte_of_every_host_move(name: str, device:
     assert sorted((f, w) for _, f, w in want) == sorted(got)
     waits = [str(o.operation.attributes["symbol"].value) for o in ops if o.operation.name == "aiex.npu.dma_wait"]
     assert set(waits) == {f for d in p.design.dmas for f in d.fifos}
+
+
+@pytest.mark.parametrize(("name", "device"), [c for c in CASES if c[1] == "xcvc1902"])
+def test_aie1_registered_buffers_are_each_host_fifo_ends_moves_in_program_order(name: str, device: str) -> None:
+    """One register op per host fifo end, on the plan's shim tile; its buffers are the moves' runs, in order."""
+    p = planned(name, device)
+    module = emit_mlir(p, as_module=True)
+    tiles = _tiles(module)
+    ops = [op.operation for op in _device_ops(module)]
+    assert not any(o.name.startswith("aiex.") or o.name == "aie.runtime_sequence" for o in ops)
+    ext = {o.result.get_name(): o for o in ops if o.name == "aie.external_buffer"}
+    got = {}
+    for o in ops:
+        if o.name == "aie.objectfifo.register_external_buffers":
+            fifo = str(o.attributes["objFifo_name"].value)
+            assert fifo not in got
+            runs = []
+            for v in o.operands[1:]:
+                buf = ext[v.get_name()]
+                sym = str(buf.attributes["sym_name"]).strip('"')
+                tensor, _, at = sym.partition("_at_")
+                runs.append((tensor, int(at or 0), math.prod(buf.result.type.shape)))
+            got[fifo] = (tiles[o.operands[0].get_name()], runs)
+    want: dict[str, tuple] = {}
+    for d in p.design.dmas:
+        for f in d.fifos:
+            fp = p.fifos[f]
+            end = fp.producer if d.to_device else next(c for c in fp.consumers if c.agent == "host")
+            idx = d.pattern.indices().reshape(-1)
+            assert (idx == idx[0] + np.arange(idx.size)).all()  # the zoo's AIE1 moves are contiguous runs
+            want.setdefault(f, (end.tile, []))[1].append((d.tensor, int(idx[0]), int(idx.size)))
+    assert got == want
 
 
 def test_gemm_issues_its_output_move_before_the_inputs_that_fill_it() -> None:

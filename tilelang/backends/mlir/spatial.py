@@ -3,9 +3,10 @@
 ``aie.objectfifo`` per fifo between its planned producer and consumer tiles,
 ``aie.objectfifo.link`` per memtile link, ``aie.core`` bodies with
 ``aie.objectfifo.acquire``/``subview.access``/``release`` and ``func.call``s
-of the kernels, and the runtime sequence. Placement is the plan's; buffer
-addresses, locks, DMA programs and routes are left to mlir-aie's passes
-(``level="physical"`` carries the plan's own).
+of the kernels, and the host's moves: the runtime sequence on NPUs, external
+buffers registered to each fifo's shim end on AIE1 (host_buffers.py).
+Placement is the plan's; buffer addresses, locks, DMA programs and routes are
+left to mlir-aie's passes (``level="physical"`` carries the plan's own).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from tilelang.backends.mlir import aie_ops
 from tilelang.backends.mlir.bd import fit_walk, walk_of
 from tilelang.backends.mlir.device import DeviceModule, emit_core, emit_kernels, emit_tiles, plan_tiles
+from tilelang.backends.mlir.host_buffers import register_host_buffers
 from tilelang.backends.mlir.objectfifo_sync import ObjectFifoSync
 from tilelang.backends.mlir.runtime_sequence import emit_runtime_sequence
 from tilelang.backends.mlir.types import tile_memref_type
@@ -34,7 +36,10 @@ def build_objectfifo_level(dm: DeviceModule) -> None:
     symbols = {f.name: f.name for f in design.fifos}
     for core in design.cores:
         emit_core(dm, core, ObjectFifoSync(design, symbols))
-    emit_runtime_sequence(plan, lambda mv: symbols[mv.fifo])
+    if plan.device.arch.name == "aie1":
+        register_host_buffers(dm)  # no NPU runtime sequence on AIE1 (host_buffers.py)
+    else:
+        emit_runtime_sequence(plan, lambda mv: symbols[mv.fifo])
     aie_ops.end()
 
 
