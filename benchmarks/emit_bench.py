@@ -61,47 +61,19 @@ def wide_rows(rows: int = 16, n: int = 1024, device: str = "npu1"):  # noqa: ANN
     return wide_rows
 
 
-def chains(n_chains: int = 25, stages: int = 16, n: int = 256, iters: int = 8, device: str = "xcvc1902"):  # noqa: ANN201
-    """``n_chains`` pipelines of ``stages`` cores; stage s computes 3 * x + i on tile i."""
-
-    @tl.kernel
-    def stage(a: tl.Tile[(n,), tl.i32], c: tl.Tile[(n,), tl.i32], k: tl.i32):
-        c[...] = a * 3 + k
-
-    @tl.design(device=device)
-    def systolic(X: tl.Tensor[(n_chains, iters * n), tl.i32], Y: tl.Tensor[(n_chains, iters * n), tl.i32]):
-        for ch in range(n_chains):
-            fs = [tl.fifo(tl.Tile[(n,), tl.i32], depth=2, name=f"c{ch}_f{s}") for s in range(stages + 1)]
-            for s in range(stages):
-
-                @tl.core(name=f"c{ch}_s{s}")
-                def body(s=s, fs=fs):
-                    for i in tl.range(iters):
-                        a = fs[s].acquire()
-                        c = fs[s + 1].acquire()
-                        stage(a, c, i)
-                        fs[s].release()
-                        fs[s + 1].release()
-
-            tl.dma(X, fs[0], pattern=tl.pattern(ch * iters * n, (iters * n,), (1,)))
-            tl.dma(fs[-1], Y, pattern=tl.pattern(ch * iters * n, (iters * n,), (1,)))
-
-    return systolic
-
-
 def cases(quick: bool) -> list[tuple[str, object]]:
     out = [
         ("vector_scalar_mul npu1", lambda: designs.vector_scalar_mul(device="npu1")),
         ("gemm 128^3 npu1", lambda: designs.gemm_single_core(device="npu1")),
         ("broadcast 16 cores xcvc1902", lambda: designs.broadcast_scale(cores=16)),
-        ("chains 4x8 = 32 cores npu2", lambda: chains(4, 8, device="npu2")),
+        ("chains 4x8 = 32 cores npu2", lambda: designs.chains(4, 8, n=256, iters=8, device="npu2")),
         ("conv2d 3x3 16ch 34x34 npu1", lambda: tl.library.conv2d(34, 34, 16, 16, cores=1)),
         ("rows of 1024 words npu1", wide_rows),
     ]
     if not quick:
         out += [
-            ("chains 10x16 = 160 cores xcvc1902", lambda: chains(10, 16)),
-            ("chains 25x16 = 400 cores xcvc1902", lambda: chains(25, 16)),
+            ("chains 10x16 = 160 cores xcvc1902", lambda: designs.chains(10, 16, n=256, iters=8)),
+            ("chains 25x16 = 400 cores xcvc1902", lambda: designs.chains(25, 16, n=256, iters=8)),
         ]
     return out
 

@@ -117,3 +117,35 @@ def broadcast_scale(cores: int = 16, n: int = 256, device: str = "xcvc1902"):
             tl.dma(ys[i], Y, pattern=tl.pattern(i * n, (n,), (1,)))
 
     return broadcast_scale
+
+
+def chains(n_chains: int = 3, stages: int = 8, n: int = 64, iters: int = 4, device: str = "xcvc1902"):
+    """``n_chains`` independent pipelines of ``stages`` cores; stage s computes 3 * x + i on tile i.
+
+    Neighbouring stages can share memory, so most fifos need no DMA; each chain
+    is fed and drained by the host. 25 chains of 16 cores fill a VC1902.
+    """
+
+    @tl.kernel
+    def stage(a: tl.Tile[(n,), tl.i32], c: tl.Tile[(n,), tl.i32], k: tl.i32):
+        c[...] = a * 3 + k
+
+    @tl.design(device=device)
+    def chains(X: tl.Tensor[(n_chains, iters * n), tl.i32], Y: tl.Tensor[(n_chains, iters * n), tl.i32]):
+        for ch in range(n_chains):
+            fs = [tl.fifo(tl.Tile[(n,), tl.i32], depth=2, name=f"c{ch}_f{s}") for s in range(stages + 1)]
+            for s in range(stages):
+
+                @tl.core(name=f"c{ch}_s{s}")
+                def body(s=s, fs=fs):
+                    for i in tl.range(iters):
+                        a = fs[s].acquire()
+                        c = fs[s + 1].acquire()
+                        stage(a, c, i)
+                        fs[s].release()
+                        fs[s + 1].release()
+
+            tl.dma(X, fs[0], pattern=tl.pattern(ch * iters * n, (iters * n,), (1,)))
+            tl.dma(fs[-1], Y, pattern=tl.pattern(ch * iters * n, (iters * n,), (1,)))
+
+    return chains

@@ -225,31 +225,8 @@ def extern_scale(device: str = "npu1"):  # noqa: ANN201
 
 
 def chains(device: str = "xcvc1902", n_chains: int = 3, stages: int = 8, n: int = 64, iters: int = 4):  # noqa: ANN201
-    """``n_chains`` pipelines of ``stages`` cores (benchmarks/emit_bench.py's shape, smaller)."""
-
-    @tl.kernel
-    def stage(a: tl.Tile[(n,), tl.i32], c: tl.Tile[(n,), tl.i32], k: tl.i32):
-        c[...] = a * 3 + k
-
-    @tl.design(device=device)
-    def chains(X: tl.Tensor[(n_chains, iters * n), tl.i32], Y: tl.Tensor[(n_chains, iters * n), tl.i32]):
-        for ch in range(n_chains):
-            fs = [tl.fifo(tl.Tile[(n,), tl.i32], depth=2, name=f"c{ch}_f{s}") for s in range(stages + 1)]
-            for s in range(stages):
-
-                @tl.core(name=f"c{ch}_s{s}")
-                def body(s=s, fs=fs):
-                    for i in tl.range(iters):
-                        a = fs[s].acquire()
-                        c = fs[s + 1].acquire()
-                        stage(a, c, i)
-                        fs[s].release()
-                        fs[s + 1].release()
-
-            tl.dma(X, fs[0], pattern=tl.pattern(ch * iters * n, (iters * n,), (1,)))
-            tl.dma(fs[-1], Y, pattern=tl.pattern(ch * iters * n, (iters * n,), (1,)))
-
-    return chains
+    """``n_chains`` pipelines of ``stages`` cores: examples/designs.py's, smaller than emit_bench's."""
+    return examples().chains(n_chains, stages, n, iters, device=device)
 
 
 def dma_broadcast(device: str = "npu1"):  # noqa: ANN201
