@@ -1,27 +1,18 @@
 """The timing model: what a kernel call, a DMA transfer and a dispatch cost.
 
-A core is a VLIW machine whose slots work in parallel in a software-pipelined
-loop: two 256-bit load units, one 256-bit store unit, the vector ALU and the
-MAC unit. Each kernel op occupies one or more slots for some cycles (a table
-registered per :class:`~tilelang.ir.kernel.OpKind` with :func:`impl`, as
-xDSL's interpreters register with ``@impl``); a call costs a fixed overhead,
-plus unoverlappable loop overheads, plus the busiest slot.
+Kernel calls are costed by the kernel cost model in
+:mod:`tilelang.devices.kernel_cost` (re-exported here: the planner's bank
+chooser uses the same model); this module adds the data movement: streams,
+DMA transfers, DDR and the host dispatch.
 
 Sources (short names used in the comments):
   [F]      docs/aie_facts.md, the section named.
-  [PG4c]   mlir-aie programming guide, section 4c (vector_scalar_mul: 72 cycles
-           measured, 32 ideal, for 1024 int16 elements on npu1).
-  [I2735]  mlir-aie issue 2735 (whole-array GEMM; "kernels alone at most about 80%").
   [I3793]  mlir-aie issue 3793 (host dispatch about 450 us per invocation).
   [PR2559] mlir-aie PR 2559 (memcpy of 16 MiB at 55.5 GB/s).
   [AM020]  AIE-ML architecture manual, "Stream Switch Buffering and Latency":
            4-deep FIFO and 2-cycle latency per port, 4 cycles per stream switch.
   [UG1079] AI Engine kernel guide: streams 32 bits per cycle; multicast sends
            only when every destination is ready.
-  [AM020]  also "AIE-ML Memory Module": eight 128-bit single-port banks, round-robin
-           arbitration per bank, one request per cycle, others stall and retry.
-  [UG1076] AI Engine tools guide, "Profiling for Memory Modules": memory conflicts
-           when the same core's two read ports, or two agents, hit one bank.
 Constants marked "fitted" are set from the figure named and are therefore not
 validated by it (docs/simulator.md, accuracy table, says which figures test).
 """
@@ -29,8 +20,6 @@ validated by it (docs/simulator.md, accuracy table, says which figures test).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field
 
 from tilelang.devices import Device
 from tilelang.devices.costs import (  # the shared, cited constants; re-exported under their old names
@@ -42,30 +31,31 @@ from tilelang.devices.costs import (  # the shared, cited constants; re-exported
     STORE_BYTES_PER_CYCLE,
     intrinsic_shape,
 )
+from tilelang.devices.kernel_cost import (  # the kernel cost model, shared with the planner's bank chooser
+    BANK_BYTES_PER_CYCLE,
+    DMA_ACCESS_BYTES,
+    EXP_VECTOR_OPS,
+    FDIV_VECTOR_OPS,
+    IDIV_SCALAR_CYCLES,
+    CallTiming,
+    OpContext,
+    Slots,
+    call_timing,
+    impl,
+    kernel_cycles,
+    kernel_slots,
+)
 from tilelang.errors import SimulationError
-from tilelang.ir.dtypes import DType
-from tilelang.ir.kernel import AnyKernel, ExternKernel, Kernel, KOp, OpKind, Param, index_shape
+from tilelang.ir.kernel import AnyKernel, ExternKernel
 
-# -- core ---------------------------------------------------------------------------
-
-#: Vector-slot cycles per element group of ``exp``: estimate, unconfirmed (AIE2 has
-#: no exp instruction; it is a lookup plus polynomial, taken as 4 vector ops).
-EXP_VECTOR_OPS = 4
-#: Float division as reciprocal + multiply + refinement: estimate, unconfirmed (3 ops).
-FDIV_VECTOR_OPS = 3
-#: Integer division has no vector instruction: a scalar loop, cycles per element.
-#: Estimate, unconfirmed (a 32-bit shift-subtract divide step per bit is ~32 cycles;
-#: taken as 16 with early exit).
-IDIV_SCALAR_CYCLES = 16
-
-#: Bytes one data-memory bank serves per cycle: one 256-bit access ([AM020] "Memory
-#: Arbitration": one request per bank per cycle; the programmer-view bank is two
-#: interleaved 128-bit banks, [AM020] "AIE-ML Tile Architecture").
-BANK_BYTES_PER_CYCLE = 32
-#: Bytes a tile DMA channel moves per data-memory access. Derived: [AM020] gives the
-#: memory tile DMA 128-bit memory interfaces and calls it "similar to the AI Engine
-#: tile DMA"; no figure for the compute-tile DMA itself was found.
-DMA_ACCESS_BYTES = 16
+__all__ = [
+    "BANK_BYTES_PER_CYCLE", "BD_SETUP_CYCLES", "CALL_OVERHEAD", "DDR_BYTES_PER_SECOND", "DISPATCH_SECONDS",
+    "DMA_ACCESS_BYTES", "EXP_VECTOR_OPS", "FDIV_VECTOR_OPS", "IDIV_SCALAR_CYCLES", "LOAD_BYTES_PER_CYCLE",
+    "MATMUL_BLOCK_OVERHEAD", "MATMUL_REG_BLOCK", "STORE_BYTES_PER_CYCLE", "SWITCH_LATENCY", "CallTiming",
+    "OpContext", "Slots", "call_timing", "ddr_bytes_per_cycle", "describe", "dispatch_cycles",
+    "extern_cycles", "flow_latency", "impl", "intrinsic_shape", "kernel_cycles", "kernel_slots",
+    "stream_bytes_per_cycle", "transfer_cycles",
+]
 
 # -- data movement --------------------------------------------------------------------
 
@@ -103,255 +93,6 @@ def flow_latency(hops: int) -> int:
     """Cycles from a word leaving a DMA to it arriving ``hops`` neighbour links away."""
     return SWITCH_LATENCY * (hops + 1)
 
-
-# -- the op table ------------------------------------------------------------------------
-
-
-@dataclass
-class Slots:
-    """Cycles one kernel occupies each VLIW slot, plus cycles nothing overlaps.
-
-    ``access`` counts the bytes the loads and stores move per tile parameter, so
-    that a call whose parameters share a memory bank can be charged for it
-    (:func:`call_timing`).
-    """
-
-    load: float = 0.0
-    store: float = 0.0
-    vector: float = 0.0
-    mac: float = 0.0
-    fixed: float = 0.0
-    access: dict[str, float] = field(default_factory=dict)
-
-    def add(self, other: Slots) -> None:
-        self.load += other.load
-        self.store += other.store
-        self.vector += other.vector
-        self.mac += other.mac
-        self.fixed += other.fixed
-        for name, nbytes in other.access.items():
-            self.access[name] = self.access.get(name, 0.0) + nbytes
-
-    def busiest(self) -> float:
-        """Cycles of the busiest slot."""
-        return max(self.load, self.store, self.vector, self.mac)
-
-    def cycles(self) -> int:
-        """The call's cycles without the call overhead: fixed plus the busiest slot."""
-        return math.ceil(self.fixed + self.busiest())
-
-
-@dataclass(frozen=True)
-class OpContext:
-    """What an op's cost rule may look at."""
-
-    device: Device
-    fused: frozenset[int]  # ids of ops folded into a preceding multiply (multiply-accumulate)
-
-
-CostRule = Callable[[KOp, OpContext], Slots]
-_RULES: dict[OpKind, CostRule] = {}
-
-
-def impl(*kinds: OpKind) -> Callable[[CostRule], CostRule]:
-    """Register a cost rule for op kinds (xDSL ``@impl`` style)."""
-
-    def register(fn: CostRule) -> CostRule:
-        for k in kinds:
-            _RULES[k] = fn
-        return fn
-
-    return register
-
-
-def _numel(op: KOp) -> int:
-    return op.type.numel if op.type is not None and op.type.shape else 1
-
-
-def _operand_dtype(x: KOp | Param) -> DType:
-    t = x.type if isinstance(x, KOp) else x.value_type
-    assert t is not None and not isinstance(t, DType)
-    return t.dtype
-
-
-def _vector_cycles(n: int, dt: DType, ctx: OpContext) -> float:
-    return math.ceil(n / ctx.device.vector_lanes(dt))
-
-
-@impl(OpKind.CONST)
-def _const(op: KOp, ctx: OpContext) -> Slots:
-    return Slots()
-
-
-@impl(OpKind.LOAD)
-def _load(op: KOp, ctx: OpContext) -> Slots:
-    assert op.type is not None
-    nbytes = op.type.nbytes
-    return Slots(load=nbytes / LOAD_BYTES_PER_CYCLE, access={op.operands[0].name: nbytes})  # type: ignore[union-attr]
-
-
-@impl(OpKind.STORE)
-def _store(op: KOp, ctx: OpContext) -> Slots:
-    value = op.operands[1]
-    param = op.operands[0]
-    index = op.attr("index")
-    shape = index_shape(index) if index is not None else param.type.shape  # type: ignore[union-attr, arg-type]
-    nbytes = math.prod(shape) * _operand_dtype(value).bytes
-    return Slots(store=nbytes / STORE_BYTES_PER_CYCLE, access={param.name: nbytes})  # type: ignore[union-attr]
-
-
-@impl(OpKind.NEG, OpKind.ABS, OpKind.RELU, OpKind.MAX, OpKind.MIN, OpKind.WHERE, OpKind.SLICE,
-      OpKind.LT, OpKind.LE, OpKind.GT, OpKind.GE, OpKind.EQ, OpKind.NE)
-def _vector(op: KOp, ctx: OpContext) -> Slots:
-    dt = _operand_dtype(op.operands[-1])
-    return Slots(vector=_vector_cycles(_numel(op), dt, ctx))
-
-
-@impl(OpKind.CAST)
-def _cast(op: KOp, ctx: OpContext) -> Slots:
-    assert op.type is not None
-    src = _operand_dtype(op.operands[0])
-    wide = src if src.bits >= op.type.dtype.bits else op.type.dtype
-    return Slots(vector=_vector_cycles(_numel(op), wide, ctx))
-
-
-@impl(OpKind.ADD, OpKind.SUB)
-def _add(op: KOp, ctx: OpContext) -> Slots:
-    if id(op) in ctx.fused:
-        return Slots()  # the multiply-accumulate already did it on the MAC unit
-    assert op.type is not None
-    return Slots(vector=_vector_cycles(_numel(op), op.type.dtype, ctx))
-
-
-@impl(OpKind.MUL)
-def _mul(op: KOp, ctx: OpContext) -> Slots:
-    # Elementwise multiplies run on the multiplier: no faster than the MAC rate nor
-    # than the vector width ([F] compute rates; device vector lanes).
-    assert op.type is not None
-    dt = op.type.dtype
-    rate = min(ctx.device.macs_per_cycle(dt), ctx.device.vector_lanes(dt))
-    return Slots(mac=math.ceil(_numel(op) / rate))
-
-
-@impl(OpKind.DIV)
-def _div(op: KOp, ctx: OpContext) -> Slots:
-    assert op.type is not None
-    dt = op.type.dtype
-    if dt.is_int:
-        return Slots(fixed=_numel(op) * IDIV_SCALAR_CYCLES)
-    return Slots(vector=FDIV_VECTOR_OPS * _vector_cycles(_numel(op), dt, ctx))
-
-
-@impl(OpKind.EXP)
-def _exp(op: KOp, ctx: OpContext) -> Slots:
-    assert op.type is not None
-    return Slots(vector=EXP_VECTOR_OPS * _vector_cycles(_numel(op), op.type.dtype, ctx))
-
-
-@impl(OpKind.SUM, OpKind.RMAX)
-def _reduce(op: KOp, ctx: OpContext) -> Slots:
-    x = op.operands[0]
-    t = x.type if isinstance(x, KOp) else x.value_type
-    return Slots(vector=_vector_cycles(t.numel, t.dtype, ctx))
-
-
-@impl(OpKind.MATMUL)
-def _matmul(op: KOp, ctx: OpContext) -> Slots:
-    a, b = op.operands
-    m, k = a.type.shape
-    n = b.type.shape[1]
-    dt = a.type.dtype
-    macs = ctx.device.macs_per_cycle(dt)
-    m0, _, n0 = intrinsic_shape(macs)
-    rb = MATMUL_REG_BLOCK
-    a_reads = max(1, math.ceil(n / (rb * n0)))
-    b_reads = max(1, math.ceil(m / (rb * m0)))
-    # The IR's own loads read A and B once; the kernel re-reads them per block row/column.
-    extra_a = (a_reads - 1) * m * k * dt.bytes
-    extra_b = (b_reads - 1) * k * n * dt.bytes
-    blocks = math.ceil(m / (rb * m0)) * math.ceil(n / (rb * n0))
-    access: dict[str, float] = {}
-    for x, nbytes in ((a, extra_a), (b, extra_b)):
-        # Re-reads hit the loaded parameter's buffer (a computed operand lives in registers).
-        if isinstance(x, KOp) and x.kind is OpKind.LOAD and nbytes:
-            name = x.operands[0].name  # type: ignore[union-attr]
-            access[name] = access.get(name, 0.0) + nbytes
-    return Slots(mac=m * k * n / macs, load=(extra_a + extra_b) / LOAD_BYTES_PER_CYCLE,
-                 fixed=blocks * MATMUL_BLOCK_OVERHEAD, access=access)
-
-
-def _fused_adds(kernel: Kernel) -> frozenset[int]:
-    """Adds/subs that take a multiply used nowhere else: one multiply-accumulate."""
-    uses: dict[int, int] = {}
-    for op in kernel.body:
-        for x in op.operands:
-            uses[id(x)] = uses.get(id(x), 0) + 1
-    fused = set()
-    for op in kernel.body:
-        if op.kind in (OpKind.ADD, OpKind.SUB):
-            if any(isinstance(x, KOp) and x.kind in (OpKind.MUL, OpKind.MATMUL) and uses[id(x)] == 1
-                   for x in op.operands):
-                fused.add(id(op))
-    return frozenset(fused)
-
-
-def kernel_slots(kernel: Kernel, device: Device) -> Slots:
-    """Slot occupancy of one call of ``kernel`` (without the call overhead).
-
-    Raises:
-        SimulationError: an op kind has no cost rule.
-    """
-    ctx = OpContext(device, _fused_adds(kernel))
-    total = Slots()
-    for op in kernel.body:
-        rule = _RULES.get(op.kind)
-        if rule is None:
-            raise SimulationError(f"kernel {kernel.name!r}: no cost rule for op {op.kind.value}")
-        total.add(rule(op, ctx))
-    return total
-
-
-def kernel_cycles(kernel: Kernel, device: Device) -> int:
-    """Cycles of one call of a traced kernel: overhead + fixed + busiest slot (banks not known)."""
-    return CALL_OVERHEAD + kernel_slots(kernel, device).cycles()
-
-
-@dataclass(frozen=True)
-class CallTiming:
-    """One call's cycles once its parameters' memory banks are known.
-
-    Attributes:
-        cycles: the call's cycles.
-        bound: cycles of the busiest resource (slot or bank) during the call's body.
-        banks: cycles each memory bank the call touches is busy serving it.
-    """
-
-    cycles: int
-    bound: float
-    banks: dict[Hashable, float]
-
-
-def call_timing(kernel: Kernel, device: Device, bank_of: Mapping[str, Hashable]) -> CallTiming:
-    """The cycles of one call whose tile parameters live in the banks ``bank_of`` names.
-
-    A bank serves one access per cycle ([AM020] "Memory Arbitration": round-robin,
-    one request per bank per cycle, the others stall and retry), and a 256-bit
-    load or store is one access of a programmer-view bank (two interleaved
-    128-bit banks, [AM020] "AIE-ML Tile Architecture"). So the loads and stores
-    a kernel makes to one bank take at least bytes / 32 cycles: two parameters
-    in one bank cannot be read by the two load units at once ([UG1076]
-    "Memory Conflict": the same core using both read ports on one bank; [PG4c]
-    "the loads must come from different L1 memory banks"). Parameters missing
-    from ``bank_of`` (no placement known) conflict with nothing.
-    """
-    slots = kernel_slots(kernel, device)
-    demand: dict[Hashable, float] = {}
-    for name, nbytes in slots.access.items():
-        bank = bank_of.get(name)
-        if bank is not None:
-            demand[bank] = demand.get(bank, 0.0) + nbytes / BANK_BYTES_PER_CYCLE
-    bound = max(slots.busiest(), *demand.values()) if demand else slots.busiest()
-    return CallTiming(CALL_OVERHEAD + math.ceil(slots.fixed + bound), bound, demand)
 
 
 def extern_cycles(kernel: ExternKernel, args: tuple) -> int:
