@@ -3,7 +3,11 @@ the simulated effect on a bf16 GEMM.
 
 The weights (tilelang/plan/bank_weights.py) are bytes per run: a pair one call
 uses together counts 4 x (both buffers' bytes) per call; a buffer a DMA moves
-while a call uses another counts 2 x (the moved bytes) per call.
+while a call uses another counts 2 x (the moved bytes) per call. The phases
+are bank cycles per call: a call's loads and stores of a parameter at 32 bytes
+per cycle, a DMA beside it at 16 bytes per cycle, against the call's busiest
+slot; the cycles they predict a plan's calls lose must be the cycles the
+simulator's calls lose.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import simulator
 import tilelang as tl
 from tilelang.plan.bank_fit import UNPLACED, bank_cost, first_fit_banks
 from tilelang.plan.bank_ilp import build_bank_model, distinct, ilp_banks
-from tilelang.plan.bank_weights import contention_weights
+from tilelang.plan.bank_weights import Phase, contention, contention_weights
 from tilelang.plan.buffers import BankProblem, Item, TileMemory
 
 N = 256  # i32 elements: 1 KiB tiles
@@ -98,10 +102,54 @@ def test_long_loops_are_multiplied_out_not_walked() -> None:
     assert w[("a_w_0", "b_w_0")] == 500_000 * 4 * 2 * 1024
 
 
+def test_phases_of_a_double_buffered_call_by_hand() -> None:
+    _, phases = contention(adder(4), shared=set())
+    # add on 1 KiB i32 tiles: loads 2 KiB at 64 B/cycle = 32, stores 1 KiB at 32 B/cycle = 32, so the busiest
+    # slot takes 32 cycles; each parameter costs its bank 1 KiB / 32 B = 32 cycles, a DMA moving a 1 KiB
+    # buffer beside the call 1 KiB / 16 B = 64.
+    first = Phase(32.0, (("a_w_0", 32.0), ("b_w_0", 32.0), ("c_w_0", 32.0)))
+    odd = Phase(64.0, tuple(sorted([(f"{f}_w_1", 32.0) for f in "abc"] + [(f"{f}_w_0", 64.0) for f in "abc"])))
+    even = Phase(64.0, tuple(sorted([(f"{f}_w_0", 32.0) for f in "abc"] + [(f"{f}_w_1", 64.0) for f in "abc"])))
+    assert phases == {first: 1, odd: 2, even: 1}
+    # All in one bank the first call needs 96 bank cycles against 32; spread, it loses nothing.
+    assert first.worst() == 64.0
+    assert first.lost({"a_w_0": 0, "b_w_0": 1, "c_w_0": 2}) == 0.0
+    assert odd.lost({"a_w_1": 0, "a_w_0": 0, "b_w_1": 1, "c_w_1": 2}) == 32.0  # 32 + 64 in bank 0, floor 64
+
+
+@pytest.mark.parametrize("trips", [3, 12])
+def test_loop_phases_count_as_their_unrolled_bodies(trips: int) -> None:
+    assert contention(adder(trips), shared=set())[1] == contention(adder(trips, unrolled=True), shared=set())[1]
+
+
+def test_phases_predict_the_cycles_the_simulator_charges() -> None:
+    """A bf16 GEMM core cannot keep A, B, C and the DMAs beside them in separate banks (six buffers, four
+    banks): the cycles its calls lose in simulation are the cycles the phases predict for the plan's banks."""
+    d = tl.library.matmul(256, 256, 256, in_dtype=tl.bf16, out_dtype=tl.bf16,
+                          tiling={"m": 64, "k": 64, "n": 64}, cores=(2, 2))
+    p = tl.plan(d)
+    _, phases = contention(d, set())
+    banks = {n: b.bank for n, b in p.buffers.items()}
+    predicted = sum(n * ph.lost(banks) for ph, n in phases.items())
+    rng = np.random.default_rng(0)
+    a, b = (rng.integers(-3, 4, (256, 256)).astype(np.float32) for _ in range(2))
+    res = simulator.simulate(p, A=a, B=b)
+    (mac,) = [k for k in d.kernels if k.name == "matmul_acc"]
+    alone = simulator.cost.kernel_cycles(mac, d.device)
+    calls = [dur for _, name, _, dur in res.trace.spans() if name == "matmul_acc"]
+    assert len(calls) == 4 * 2 * 2 * 4  # cores x C tiles each x k steps
+    assert predicted > 0
+    assert sum(calls) - alone * len(calls) == predicted
+    # Half the calls (those whose C shares a bank with the A or B they read) lose 384 cycles, the least
+    # possible: A0, A1, B0, B1 need four banks of their own, so each C buffer shares one of them.
+    assert predicted == len(calls) // 2 * 384
+
+
 # -- the ILP against brute force ---------------------------------------------------------------
 
 
-def _problem(sizes: list[int], sets: list[int], free: list[int], pairs: list[tuple[int, int, float]]) -> BankProblem:
+def _problem(sizes: list[int], sets: list[int], free: list[int], pairs: list[tuple[int, int, float]],
+             phases: tuple = ()) -> BankProblem:
     mem = TileMemory((0, 2), 4 * 16384, 4, 0, ())
     idx = {}
     items = []
@@ -109,7 +157,7 @@ def _problem(sizes: list[int], sets: list[int], free: list[int], pairs: list[tup
         idx[sid] = idx.get(sid, -1) + 1
         items.append(Item(f"x{i}", f"f{sid}", idx[sid], size, sid))
     named = tuple(sorted((f"x{min(i, j)}", f"x{max(i, j)}", w) for i, j, w in pairs))
-    return BankProblem(mem, tuple(items), tuple(free), named)
+    return BankProblem(mem, tuple(items), tuple(free), named, phases)
 
 
 def _brute_force(bp: BankProblem) -> float:
@@ -133,7 +181,13 @@ def bank_problems(draw):
     sets = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
     free = draw(st.lists(st.sampled_from([8192, 15360, 16384]), min_size=4, max_size=4))
     pairs = [(i, j, draw(st.sampled_from([0.0, 1.0, 7.5, 40.0]))) for i in range(n) for j in range(i + 1, n)]
-    return _problem(sorted(sizes, reverse=True), sets, free, [p for p in pairs if p[2] > 0])
+    phases = []
+    for _ in range(draw(st.integers(0, 3))):
+        used = draw(st.lists(st.integers(0, n - 1), min_size=2, max_size=n, unique=True))
+        demand = tuple(sorted((f"x{i}", float(draw(st.sampled_from([256, 512, 2048])))) for i in used))
+        floor = float(draw(st.sampled_from([512, 2176])))
+        phases.append((float(draw(st.sampled_from([1, 30, 500]))), Phase(floor, demand)))
+    return _problem(sorted(sizes, reverse=True), sets, free, [p for p in pairs if p[2] > 0], tuple(phases))
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

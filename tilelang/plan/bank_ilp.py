@@ -2,11 +2,20 @@
 
 For every tile, each buffer no larger than a bank goes into one bank, within
 the bank's free bytes (``b[i,k]`` binaries, one per buffer and bank). The
-objective is the weight of every pair of buffers sharing a bank
-(``BankProblem.pairs``, from ``bank_weights.py``: two buffers one kernel
-call uses together, a buffer a DMA moves while a call uses the other, the
-halves of a double buffer), linearised with one ``s[i,j] >= b[i,k] + b[j,k] - 1``
-per bank, plus a large cost per buffer left without a bank (placed later in
+objective has three parts:
+
+- the cycles kernel calls lose to shared banks (``BankProblem.phases``, from
+  ``bank_weights.py``): per phase ``p`` a continuous ``e[p] >= 0`` with
+  ``e[p] >= sum_i d[p,i] * b[i,k] - floor[p]`` for every bank ``k``, so
+  ``e[p]`` is the amount by which the phase's busiest bank exceeds what the
+  call needs anyway; weighted by the phase's call count. This is exactly the
+  contention the simulator charges (``tilelang/devices/kernel_cost.py``).
+- the weight of every pair of buffers sharing a bank (``BankProblem.pairs``:
+  two buffers one kernel call uses together, a buffer a DMA moves while a
+  call uses the other, the halves of a double buffer), linearised with one
+  ``s[i,j] >= b[i,k] + b[j,k] - 1`` per bank; it ranks assignments the phases
+  leave equal.
+- a large cost per buffer left without a bank (placed later in
 any free gap, spanning banks). Tiles with the same buffers, banks and weights
 (the cores of a GEMM grid) are solved once: one representative per distinct
 tile, all in one block-diagonal model, in one child process. When first fit
@@ -48,7 +57,8 @@ def signature(bp: BankProblem) -> tuple:
     pos = {it.name: i for i, it in enumerate(bp.items)}
     items = tuple((it.size, it.set_id, it.index) for it in bp.items)
     pairs = tuple(sorted((pos[x], pos[y], w) for x, y, w in bp.pairs))
-    return bp.mem.banks, bp.free, items, pairs
+    phases = tuple((w, p.floor, tuple((pos[n], d) for n, d in p.demand)) for w, p in bp.phases)
+    return bp.mem.banks, bp.free, items, pairs, phases
 
 
 def distinct(problems: list[BankProblem]) -> tuple[list[BankProblem], list[int]]:
@@ -88,6 +98,7 @@ def build_bank_model(problems: list[BankProblem]) -> tuple[pulp.LpProblem, dict[
             if load:
                 prob += pulp.lpSum(load) <= bp.free[k], f"cap_{t}_{k}"
         cost += _pair_costs(prob, t, bp, x, warm)
+        cost += _phase_costs(prob, t, bp, x, warm)
     prob += pulp.lpSum(cost)
     return prob, x
 
@@ -105,6 +116,20 @@ def _pair_costs(prob: pulp.LpProblem, t: int, bp: BankProblem, x: dict, warm: di
         for k in common:
             prob += s >= x[a][k] + x[b][k] - 1, f"pair_{t}_{pos[a]}_{pos[b]}_{k}"
         out.append(w * s)
+    return out
+
+
+def _phase_costs(prob: pulp.LpProblem, t: int, bp: BankProblem, x: dict, warm: dict[str, int]) -> list:
+    """``w * e`` per phase, ``e >= sum_i d_i * b[i,k] - floor`` for every bank where that can be positive."""
+    out = []
+    for j, (w, p) in enumerate(bp.phases):
+        e = prob.add_variable(f"e_{t}_{j}", 0)
+        e.setInitialValue(p.lost(warm))
+        for k in range(bp.mem.banks):
+            terms = [(d, x[n][k]) for n, d in p.demand if k in x.get(n, {})]
+            if sum(d for d, _ in terms) > p.floor:
+                prob += e >= pulp.lpSum(d * v for d, v in terms) - p.floor, f"phase_{t}_{j}_{k}"
+        out.append(w * e)
     return out
 
 

@@ -18,8 +18,17 @@ the previous call, whose DMA transfer is taken to overlap that call. Loops are
 executed until the counters repeat (the slot pattern is periodic) and the rest
 of the trips multiplied out, within a step budget.
 
-Weights are bytes per run of the design, scaled by how hard each kind
-contends: *beside*, the bytes the DMA moves through the other buffer, doubled
+Two measures come out of the walk. *Phases* are exact under the kernel cost
+model the simulator charges (``tilelang/devices/kernel_cost.py``): every call
+records the bank cycles each buffer costs it (its loads and stores of each
+parameter at 32 bytes per bank cycle, a DMA moving a buffer during it at
+``DMA_ACCESS_BYTES`` per cycle) and the cycles of its busiest slot; a bank
+assignment costs the call the amount by which its busiest bank exceeds that.
+Equal phases are counted, so a GEMM core yields a handful of phases with
+their call counts, and the bank ILP minimises the cycles they lose.
+*Pairs* rank the rest (contention below a call's bound, which the model does
+not charge but a real round-robin arbiter does); their weights are bytes per
+run of the design, scaled by how hard each kind contends: *beside*, the bytes the DMA moves through the other buffer, doubled
 because a DMA access moves 128 bits where a core access moves 256 ([AM020]
 "AIE-ML Memory Module": 256-bit core loads and stores; the DMA's 128-bit memory
 interface, derived from the memory tile's, as simulator/cost.py
@@ -32,9 +41,13 @@ not a DMA; that contention is not modelled.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from tilelang.devices.kernel_cost import BANK_BYTES_PER_CYCLE, DMA_ACCESS_BYTES, kernel_slots
+from tilelang.errors import TileLangError
 from tilelang.ir.design import Acquire, Call, Design, ElemArg, Loop, Release, Stmt
+from tilelang.ir.kernel import Kernel
 
 Pair = tuple[str, str]
 #: Bank cycles per byte of a DMA access relative to a core access (128- vs 256-bit accesses, see above).
@@ -62,6 +75,56 @@ class _FifoSide:
     streamed: bool
 
 
+@dataclass(frozen=True)
+class Phase:
+    """Calls of one kernel at one point of the fifo rotation: what sharing a bank costs each of them.
+
+    Attributes:
+        floor: the call's cycles-bound with every buffer in a bank of its own: its busiest
+            slot, or its busiest single buffer if that is more.
+        demand: (buffer, bank cycles) of every buffer the call loads or stores and every
+            buffer a DMA moves during it, sorted by name.
+    """
+
+    floor: float
+    demand: tuple[tuple[str, float], ...]
+
+    def lost(self, bank_of: Mapping[str, int]) -> float:
+        """Cycles the call loses when buffers sit in the banks ``bank_of`` names (others: nowhere)."""
+        per: dict[int, float] = {}
+        for name, d in self.demand:
+            k = bank_of.get(name)
+            if k is not None:
+                per[k] = per.get(k, 0.0) + d
+        return max(0.0, max(per.values(), default=0.0) - self.floor)
+
+    def worst(self) -> float:
+        """Cycles lost with every buffer in one bank (the most any assignment can cost)."""
+        return max(0.0, sum(d for _, d in self.demand) - self.floor)
+
+
+@dataclass(frozen=True)
+class _KernelUse:
+    """What the walk needs of a traced kernel: its busiest slot and the bytes it moves per parameter."""
+
+    busiest: float
+    access: tuple[float, ...]  # per parameter, in order
+
+
+def _kernel_uses(design: Design) -> dict[str, _KernelUse]:
+    """The cost-model view of every traced kernel of ``design`` (extern kernels have none)."""
+    out = {}
+    for k in design.kernels:
+        if not isinstance(k, Kernel):
+            continue
+        try:
+            slots = kernel_slots(k, design.device)
+        except TileLangError:
+            continue
+        out[k.name] = _KernelUse(slots.busiest(), tuple(slots.access.get(p.name, 0.0) for p in k.params))
+    return out
+
+
 class _OutOfSteps(Exception):
     pass
 
@@ -69,12 +132,14 @@ class _OutOfSteps(Exception):
 class _Walker:
     """Abstract execution of one core body, accumulating pair weights."""
 
-    def __init__(self, sides: dict[str, _FifoSide]) -> None:
+    def __init__(self, sides: dict[str, _FifoSide], kernels: dict[str, _KernelUse]) -> None:
         self.sides = sides
+        self.kernels = kernels
         self.acq = dict.fromkeys(sides, 0)
         self.rel = dict.fromkeys(sides, 0)
         self.flight: set[tuple[str, int]] = set()
         self.weights: Counter[Pair] = Counter()
+        self.phases: Counter[Phase] = Counter()
         self.steps = 0
 
     def key(self) -> tuple:
@@ -103,10 +168,22 @@ class _Walker:
 
     def _call(self, call: Call) -> None:
         used: dict[str, int] = {}
-        for a in call.args:
+        use = self.kernels.get(call.kernel)
+        demand: dict[str, float] = {}
+        for i, a in enumerate(call.args):
             if isinstance(a, ElemArg):
                 side = self.sides[a.fifo]
-                used[side.names[(self.rel[a.fifo] + a.index) % side.depth]] = side.nbytes
+                name = side.names[(self.rel[a.fifo] + a.index) % side.depth]
+                used[name] = side.nbytes
+                if use is not None and i < len(use.access):
+                    demand[name] = demand.get(name, 0.0) + use.access[i] / BANK_BYTES_PER_CYCLE
+        if use is not None and demand:
+            for fifo, slot in sorted(self.flight):
+                side = self.sides[fifo]
+                name = side.names[slot]
+                demand[name] = demand.get(name, 0.0) + side.nbytes / DMA_ACCESS_BYTES
+            floor = max(use.busiest, *demand.values())
+            self.phases[Phase(round(floor, 3), tuple(sorted((n, round(d, 3)) for n, d in demand.items())))] += 1
         names = sorted(used)
         for i, x in enumerate(names):
             for y in names[i + 1 :]:
@@ -121,7 +198,9 @@ class _Walker:
 
     def _loop(self, loop: Loop) -> None:
         trips = loop.trip_count
-        seen: dict[tuple, tuple[int, Counter[Pair]]] | None = {self.key(): (0, self.weights.copy())}
+        seen: dict[tuple, tuple[int, Counter[Pair], Counter[Phase]]] | None = {
+            self.key(): (0, self.weights.copy(), self.phases.copy())
+        }
         i = 0
         while i < trips:
             self.run(loop.body)
@@ -131,15 +210,53 @@ class _Walker:
             key = self.key()
             if key in seen:
                 # The counters repeat: every further period adds what the last one did.
-                j, before = seen[key]
+                j, before, phases_before = seen[key]
                 period = i - j
                 reps = (trips - i) // period
                 for pair, w in (self.weights - before).items():
                     self.weights[pair] += w * reps
+                for phase, n in (self.phases - phases_before).items():
+                    self.phases[phase] += n * reps
                 i += reps * period
                 seen = None  # the remainder (less than a period) runs plainly
             elif len(seen) < MAX_PERIOD:
-                seen[key] = (i, self.weights.copy())
+                seen[key] = (i, self.weights.copy(), self.phases.copy())
+
+
+def contention(design: Design, shared: set[str] | frozenset[str]) -> tuple[dict[Pair, float], dict[Phase, int]]:
+    """The pair weights and the phases (with their call counts) of every core of ``design``.
+
+    Args:
+        design: the design.
+        shared: the fifos carried in shared memory (buffers ``<fifo>_<i>``; the
+            others are streamed, with the core's copy ``<fifo>_<core>_<i>``).
+
+    Returns:
+        ({(buffer, buffer): weight} for pairs with a positive weight, names sorted within
+        a pair; {phase: calls} for phases some assignment can make lose cycles).
+    """
+    pairs: Counter[Pair] = Counter()
+    phases: Counter[Phase] = Counter()
+    kernels = _kernel_uses(design)
+    for core in design.cores:
+        sides = {}
+        for f in design.fifos:
+            if not _uses(core.body, f.name):
+                continue
+            prefix = f"{f.name}_" if f.name in shared else f"{f.name}_{core.name}_"
+            names = tuple(f"{prefix}{i}" for i in range(f.depth))
+            sides[f.name] = _FifoSide(f.depth, names, f.elem.nbytes, f.name not in shared)
+        walker = _Walker(sides, kernels)
+        try:
+            walker.run(core.body)
+        except _OutOfSteps:
+            pass
+        pairs.update(walker.weights)
+        phases.update(walker.phases)
+    return (
+        {pair: float(w) for pair, w in sorted(pairs.items()) if w > 0},
+        {p: n for p, n in sorted(phases.items(), key=lambda kv: (kv[0].demand, kv[0].floor)) if p.worst() > 0},
+    )
 
 
 def contention_weights(design: Design, shared: set[str] | frozenset[str]) -> dict[Pair, float]:
@@ -153,22 +270,7 @@ def contention_weights(design: Design, shared: set[str] | frozenset[str]) -> dic
     Returns:
         {(buffer, buffer): weight}, pairs with a positive weight only.
     """
-    out: Counter[Pair] = Counter()
-    for core in design.cores:
-        sides = {}
-        for f in design.fifos:
-            if not _uses(core.body, f.name):
-                continue
-            prefix = f"{f.name}_" if f.name in shared else f"{f.name}_{core.name}_"
-            names = tuple(f"{prefix}{i}" for i in range(f.depth))
-            sides[f.name] = _FifoSide(f.depth, names, f.elem.nbytes, f.name not in shared)
-        walker = _Walker(sides)
-        try:
-            walker.run(core.body)
-        except _OutOfSteps:
-            pass
-        out.update(walker.weights)
-    return {pair: float(w) for pair, w in sorted(out.items()) if w > 0}
+    return contention(design, shared)[0]
 
 
 def _uses(body: tuple[Stmt, ...], fifo: str) -> bool:

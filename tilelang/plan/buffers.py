@@ -6,10 +6,11 @@ steps, the middle one swappable (first fit here, an ILP in ``bank_ilp.py``):
 1. the memory of each shared fifo (one of the memories both its cores reach),
    and per tile the buffers that exceed a bank: those are laid contiguously
    from the top of memory down;
-2. every other buffer into one bank, minimising the bank-contention weight
-   of the pairs sharing a bank (``bank_weights.py``: buffers one kernel call
-   uses together, a buffer a DMA moves beside one a call uses, and the halves
-   of a double buffer);
+2. every other buffer into one bank, minimising first the cycles kernel
+   calls lose to shared banks under the kernel cost model (the *phases* of
+   ``bank_weights.py``), then the contention weight of the pairs sharing a
+   bank (buffers one call uses together, a buffer a DMA moves beside one a
+   call uses, and the halves of a double buffer);
 3. offsets: buffers of a bank stacked from its bottom (above the core stack in
    bank 0 of a tile that runs a core), 16-byte aligned.
 
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from tilelang.devices import Device
 from tilelang.errors import PlanError
 from tilelang.ir.plan import BufferPlacement
+from tilelang.plan.bank_weights import Phase
 from tilelang.plan.carriage import BufferSet, Carriage
 from tilelang.plan.problem import Coord
 from tilelang.plan.resources import STACK_BYTES, fmt_tile
@@ -81,6 +83,9 @@ class TileMemory:
 SAME_SET = 1.0
 #: Contention weights are scaled so the heaviest pair of the design weighs this much.
 PAIR_SCALE = 100.0
+#: Phase costs (call counts x cycles lost) are scaled so the costliest phase of the design, all its
+#: buffers in one bank, weighs this much: a cycle lost outweighs any pair preference.
+PHASE_SCALE = 1e4
 
 @dataclass(frozen=True)
 class BankProblem:
@@ -91,12 +96,15 @@ class BankProblem:
         items: its bank-sized buffers, largest first.
         free: free bytes of each bank.
         pairs: (buffer, buffer, weight) for every pair that costs ``weight`` in one bank.
+        phases: (weight, phase) per phase of calls on this tile's buffers: an assignment
+            costs ``weight * phase.lost(banks)``.
     """
 
     mem: TileMemory
     items: tuple[Item, ...]
     free: tuple[int, ...]
     pairs: tuple[tuple[str, str, float], ...] = ()
+    phases: tuple[tuple[float, Phase], ...] = ()
 
     def partners(self) -> dict[str, dict[str, float]]:
         """{buffer: {buffer whose bank it should not share: weight}}."""
@@ -181,10 +189,31 @@ def scale_weights(weights: Mapping[tuple[str, str], float]) -> dict[tuple[str, s
     return {k: round(PAIR_SCALE * w / top, 3) for k, w in weights.items() if w > 0}
 
 
+def scale_phases(phases: Mapping[Phase, int]) -> dict[Phase, float]:
+    """Call counts scaled so the costliest phase (all its buffers in one bank) weighs ``PHASE_SCALE``."""
+    top = max((n * p.worst() for p, n in phases.items()), default=0.0)
+    if top <= 0:
+        return {}
+    return {p: round(PHASE_SCALE * n / top, 6) for p, n in phases.items()}
+
+
+def tile_phases(items: list[Item], phases: Mapping[Phase, float]) -> tuple[tuple[float, Phase], ...]:
+    """The phases restricted to ``items`` (other buffers live elsewhere), merged, costly ones only."""
+    mine = {it.name for it in items}
+    merged: dict[Phase, float] = {}
+    for p, w in phases.items():
+        q = Phase(p.floor, tuple((n, d) for n, d in p.demand if n in mine))
+        if len(q.demand) > 1 and q.worst() > 0:
+            merged[q] = merged.get(q, 0.0) + w
+    return tuple(sorted(((w, q) for q, w in merged.items()), key=lambda wq: (wq[1].demand, wq[1].floor, wq[0])))
+
+
 # -- step 3: offsets ----------------------------------------------------------------------
 
 
-def _split(mem: TileMemory, weights: Mapping[tuple[str, str], float]) -> tuple[dict[str, BufferPlacement], BankProblem, int]:
+def _split(
+    mem: TileMemory, weights: Mapping[tuple[str, str], float], phases: Mapping[Phase, float]
+) -> tuple[dict[str, BufferPlacement], BankProblem, int]:
     """Lay the buffers larger than a bank from the top of memory; the rest form a bank problem."""
     if mem.need > mem.capacity:
         raise PlanError(memory_message(mem))
@@ -199,7 +228,7 @@ def _split(mem: TileMemory, weights: Mapping[tuple[str, str], float]) -> tuple[d
     floor = [b * bank + (mem.stack if b == 0 else 0) for b in range(mem.banks)]
     free = tuple(max(0, min((b + 1) * bank, top) - floor[b]) for b in range(mem.banks))
     small = sorted((it for it in items if it.size <= bank), key=lambda it: (-it.size, it.set_id, it.index))
-    return out, BankProblem(mem, tuple(small), free, bank_pairs(mem, small, weights)), top
+    return out, BankProblem(mem, tuple(small), free, bank_pairs(mem, small, weights), tile_phases(small, phases)), top
 
 
 def _layout(bp: BankProblem, banks: dict[str, int], out: dict[str, BufferPlacement], top: int) -> None:
@@ -257,6 +286,7 @@ def place_buffers(
     choose: BankChooser | None = None,
     shared_at: dict[str, Coord] | None = None,
     weights: Mapping[tuple[str, str], float] | None = None,
+    phases: Mapping[Phase, int] | None = None,
 ) -> tuple[dict[str, BufferPlacement], dict[str, Coord]]:
     """Place every buffer of ``carriage``.
 
@@ -266,8 +296,10 @@ def place_buffers(
         core_tiles: tiles that run a core (their stack is reserved).
         choose: the bank chooser (``bank_fit.first_fit_banks`` when None, or the ILP).
         shared_at: the memory of each shared fifo; chosen here when None.
-        weights: bank-contention weight of buffer pairs (``bank_weights.contention_weights``);
+        weights: bank-contention weight of buffer pairs (``bank_weights.contention``);
             None: only the halves of each set are kept apart.
+        phases: call counts of each phase (``bank_weights.contention``); None: no call's
+            cycles are weighed.
 
     Returns:
         (buffer name -> placement, shared fifo -> memory).
@@ -278,10 +310,11 @@ def place_buffers(
     if shared_at is None:
         shared_at = choose_shared(device, carriage, core_tiles)
     scaled = scale_weights(weights or {})
+    scaled_phases = scale_phases(phases or {})
     out: dict[str, BufferPlacement] = {}
     todo = []
     for mem in tile_memories(device, carriage, shared_at, core_tiles):
-        placed, bp, top = _split(mem, scaled)
+        placed, bp, top = _split(mem, scaled, scaled_phases)
         out.update(placed)
         todo.append((bp, top))
     if choose is None:
@@ -303,5 +336,7 @@ __all__ = [
     "bank_pairs",
     "memory_message",
     "place_buffers",
+    "scale_phases",
     "scale_weights",
+    "tile_phases",
 ]

@@ -18,7 +18,7 @@ from tilelang.ir.plan import BufferPlacement, FifoEnd, FifoPlan, Plan, Route, So
 from tilelang.ir.verify import verify_design
 from tilelang.plan.bank_fit import first_fit_banks
 from tilelang.plan.bank_ilp import ilp_banks
-from tilelang.plan.bank_weights import contention_weights
+from tilelang.plan.bank_weights import contention
 from tilelang.plan.buffers import place_buffers
 from tilelang.plan.carriage import Carriage, Placement, carry
 from tilelang.plan.channels import check_link_channels
@@ -51,12 +51,14 @@ def _place(problem: Problem, strategy: str, solver: str, budget: float) -> tuple
 
 def _buffers(problem: Problem, carriage: Carriage, placement: Placement, strategy: str, solver: str, budget: float):
     core_tiles = set(placement.cores.values())
-    weights = contention_weights(problem.design, set(carriage.shared))
+    weights, phases = contention(problem.design, set(carriage.shared))
     if strategy == "ilp":
         chooser, info = ilp_banks(solver, budget)
-        bufs, shared_at = place_buffers(problem.device, carriage, core_tiles, chooser, weights=weights)
+        bufs, shared_at = place_buffers(problem.device, carriage, core_tiles, chooser, weights=weights, phases=phases)
         return bufs, shared_at, info.result()
-    bufs, shared_at = place_buffers(problem.device, carriage, core_tiles, first_fit_banks, weights=weights)
+    bufs, shared_at = place_buffers(
+        problem.device, carriage, core_tiles, first_fit_banks, weights=weights, phases=phases
+    )
     return bufs, shared_at, SolveInfo("first-fit", "feasible", 0.0)
 
 
