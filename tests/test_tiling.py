@@ -133,23 +133,26 @@ def scalar_kernel_term(c, dev, t, s, depth=2):
     blocks = {j: math.ceil(t[j] / (costs.MATMUL_REG_BLOCK * reg.get(j, 1))) if two else 1 for j in c.output}
     steps = math.prod(c.sizes[r] // t[r] for r in c.reduction)
     out_bytes = math.prod(t[i] for i in c.output) * c.out_dtype.bytes
-    loads = out_bytes if steps > 1 else 0
+    inputs = 0
     for x, dt in zip(c.inputs, c.in_dtypes, strict=True):
-        loads += math.prod(t[i] for i in x) * dt.bytes * math.prod(blocks[j] for j in c.output if j not in x)
-    busiest = max(loads / costs.LOAD_BYTES_PER_CYCLE, out_bytes / costs.STORE_BYTES_PER_CYCLE,
-                  math.prod(t.values()) / macs)
+        inputs += math.prod(t[i] for i in x) * dt.bytes * math.prod(blocks[j] for j in c.output if j not in x)
     fixed = math.prod(blocks.values()) * costs.MATMUL_BLOCK_OVERHEAD if two else 0
-    call = costs.CALL_OVERHEAD + math.ceil(fixed + busiest)
+
+    def call(loads):
+        busiest = max(loads / costs.LOAD_BYTES_PER_CYCLE, out_bytes / costs.STORE_BYTES_PER_CYCLE,
+                      math.prod(t.values()) / macs)
+        return costs.CALL_OVERHEAD + math.ceil(fixed + busiest)
+
     bw = dev.stream_bits / 8
     feed = max(costs.BD_SETUP_CYCLES + math.prod(t[i] for i in x) * dt.bytes / bw
                for x, dt in zip(c.inputs, c.in_dtypes, strict=True))
-    zero = costs.CALL_OVERHEAD + math.ceil(out_bytes / costs.STORE_BYTES_PER_CYCLE) if steps > 1 else 0
     drain = costs.BD_SETUP_CYCLES + out_bytes / bw
     out_tiles = math.prod(c.sizes[i] // (s[i] * t[i]) for i in c.output)
     hops = 2 if dev.tiles("mem") else 1
-    work = zero + steps * max(call, feed)
+    # the first call of an output tile writes it, the others also read it to accumulate
+    work = max(call(inputs), feed) + (steps - 1) * max(call(inputs + out_bytes), feed)
     if depth == 1:
-        # one C buffer: the core waits for each tile's drain (to the memtile) before zeroing the next;
+        # one C buffer: the core waits for each tile's drain (to the memtile) before starting the next;
         # the last tile's first drain hop is inside its step already
         return out_tiles * (work + drain) + hops * feed + (hops - 1) * drain
     return out_tiles * max(work, drain) + hops * (feed + drain)
@@ -204,17 +207,19 @@ def test_impossible_core_grid():
 @pytest.mark.parametrize("out", [tl.f32, tl.bf16])
 @pytest.mark.parametrize("tile", [(64, 8, 64), (64, 32, 64), (32, 32, 32), (32, 128, 32), (16, 64, 32)])
 def test_call_cycles_match_the_simulators_kernel_cost(tile, out):
-    """The tiler's per-call cycles are the simulator's for the library's accumulating matmul kernel."""
+    """The tiler's per-call cycles are the simulator's for the library's two matmul kernels (the first k-step's,
+    which writes C, and the accumulating one)."""
     from simulator import cost
     from tilelang.plan.tiling_calls import call_cycles
 
     dev = tl.device("npu1")
     tiling = dict(zip("mkn", tile, strict=True))
     d = tl.library.matmul(256, 256, 256, out_dtype=out, device=dev, cores=(4, 4), tiling=tiling)
-    (mac,) = [k for k in d.kernels if k.name == "matmul_acc"]
+    kernels = {k.name: k for k in d.kernels}
     c = parse("mk,kn->mn", {"m": 256, "k": 256, "n": 256}, (tl.bf16, tl.bf16, out))
     t = {i: np.array(float(x)) for i, x in zip("mkn", tile, strict=True)}
-    assert float(call_cycles(c, dev, t)) == cost.kernel_cycles(mac, dev)
+    assert float(call_cycles(c, dev, t, accumulate=True)) == cost.kernel_cycles(kernels["matmul_acc"], dev)
+    assert float(call_cycles(c, dev, t, accumulate=False)) == cost.kernel_cycles(kernels["matmul_first"], dev)
 
 
 def _simulated_cycles(tiling):

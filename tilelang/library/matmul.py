@@ -117,14 +117,14 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
             f"N % {Q * n} == 0 and K % {k} == 0"
         )
     c_depth = auto_depth or _c_depth(dev, m, k, n, in_dtype, out_dtype)
-    zero, mac = _kernels(m, k, n, in_dtype, out_dtype)
+    first, mac = _kernels(m, k, n, in_dtype, out_dtype)
     shape = _Shape(M, K, N, m, k, n, grid)
     staged = has_memtiles(dev)
 
     def body(A: TensorArg, B: TensorArg, C: TensorArg) -> None:  # noqa: N803 - the tensors' API names
         a_l2, b_l2, c_l1, l3 = _fifos(shape, in_dtype, out_dtype, c_depth, staged)
         for r, q in grid.cells():
-            _worker(f"core_{r}_{q}", a_l2[r], b_l2[q], c_l1[r][q], zero, mac, shape)
+            _worker(f"core_{r}_{q}", a_l2[r], b_l2[q], c_l1[r][q], first, mac, shape)
         issue(_runtime_sequence(shape, A, B, C, *l3, c_l1), dev)
 
     tensors = {"A": Tensor[(M, K), in_dtype], "B": Tensor[(K, N), in_dtype], "C": Tensor[(M, N), out_dtype]}
@@ -142,15 +142,21 @@ class _Shape:
 
 
 def _kernels(m: int, k: int, n: int, in_dtype: DType, acc: DType) -> tuple:
+    """The first k-step's kernel (writes C without reading it) and the accumulating one.
+
+    Writing the first product saves zeroing C (a store-only call per C tile) and the first
+    step's read of C; the result is the same as zeroing and accumulating (0 + x rounds to x).
+    """
+
     @kernel
-    def zero(c: Tile[(m, n), acc]):
-        c[...] = 0 if acc.is_int else 0.0
+    def matmul_first(a: Tile[(m, k), in_dtype], b: Tile[(k, n), in_dtype], c: Tile[(m, n), acc]):
+        c[...] = tile_matmul(a, b, acc=acc)
 
     @kernel
     def matmul_acc(a: Tile[(m, k), in_dtype], b: Tile[(k, n), in_dtype], c: Tile[(m, n), acc]):
         c[...] += tile_matmul(a, b, acc=acc)
 
-    return zero, matmul_acc
+    return matmul_first, matmul_acc
 
 
 def _fifos(s: _Shape, in_dtype: DType, acc: DType, c_depth: int, staged: bool):
@@ -178,17 +184,21 @@ def _fifos(s: _Shape, in_dtype: DType, acc: DType, c_depth: int, staged: bool):
     return a_l2, b_l2, c_l1, (a_l3, b_l3, c_l2)
 
 
-def _worker(name: str, a_in: FifoRef, b_in: FifoRef, c_out: FifoRef, zero, mac, s: _Shape) -> None:  # noqa: ANN001
+def _worker(name: str, a_in: FifoRef, b_in: FifoRef, c_out: FifoRef, first, mac, s: _Shape) -> None:  # noqa: ANN001
+    def step(kernel, acc_tile) -> None:  # noqa: ANN001
+        a, b = a_in.acquire(), b_in.acquire()
+        kernel(a, b, acc_tile)
+        a_in.release()
+        b_in.release()
+
     @core(name=name)
     def worker() -> None:
         for _ in tl_range(s.blocks_m * s.blocks_n):
             acc_tile = c_out.acquire()
-            zero(acc_tile)
-            for _ in tl_range(s.steps):
-                a, b = a_in.acquire(), b_in.acquire()
-                mac(a, b, acc_tile)
-                a_in.release()
-                b_in.release()
+            step(first, acc_tile)
+            if s.steps > 1:
+                for _ in tl_range(s.steps - 1):
+                    step(mac, acc_tile)
             c_out.release()
 
 

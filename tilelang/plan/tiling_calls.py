@@ -10,14 +10,15 @@ sources, in ``tilelang.devices.costs``):
   (``MATMUL_BLOCK_OVERHEAD`` per ``MATMUL_REG_BLOCK``-blocked output register
   block of intrinsic tiles) + its busiest VLIW slot: the loads (each input
   re-read once per register block along the output indices it lacks, plus the
-  accumulator C when the reduction takes several calls), the stores (C) or the
-  MACs;
+  accumulator C in every call after an output tile's first), the stores (C)
+  or the MACs;
 - a call cannot start before its input tiles have streamed in: with double
   buffering, each step takes the longer of the call and the slowest input
   tile's transfer (BD setup plus bytes over the stream width);
-- an output tile accumulated over several calls is zeroed first (a store-only
-  call), and leaves over the stream while the next one is computed when the
-  output is double-buffered; single-buffered (``depth`` 1, a large output tile
+- an output tile accumulated over several calls is written by its first call
+  (which does not read it: ``tl.library.matmul``'s ``matmul_first``) and
+  accumulated by the rest; it leaves over the stream while the next one is
+  computed when the output is double-buffered; single-buffered (``depth`` 1, a large output tile
   that fits only once), the core waits for its drain (BD setup plus bytes over
   the stream width) before it can start the next output tile;
 - nothing overlaps the pipeline's fill and drain: the first input tiles cross
@@ -26,10 +27,11 @@ sources, in ``tilelang.devices.costs``):
   after the last. Large output tiles on few output tiles per core (a small
   problem) pay this most.
 
-So the term is ``out_tiles x max(zero + steps x max(call, feed), drain) +
+With ``work = max(first, feed) + (steps - 1) x max(call, feed)`` (``first``
+the call without the read of C), the term is ``out_tiles x max(work, drain) +
 hops x (feed + drain)`` per core with a double-buffered output, and
-``out_tiles x (zero + steps x max(call, feed) + drain) + hops x feed +
-(hops - 1) x drain`` with a single-buffered one (the last tile's first drain
+``out_tiles x (work + drain) + hops x feed + (hops - 1) x drain`` with a
+single-buffered one (the last tile's first drain
 hop is already in its step), a number per candidate: the choice over
 candidates stays one binary each and exact.
 """
@@ -62,13 +64,14 @@ def _prod(xs: list) -> np.ndarray | float:
     return out
 
 
-def call_cycles(c: Contraction, device: Device, t: dict[str, np.ndarray]) -> np.ndarray:
+def call_cycles(c: Contraction, device: Device, t: dict[str, np.ndarray], accumulate: bool) -> np.ndarray:
     """Cycles of one kernel call on core tiles ``t`` (the simulator's matmul rule, vectorised).
 
     Args:
         c: the :class:`~tilelang.plan.tiling_model.Contraction`.
         device: the device.
         t: core tile of every index (arrays broadcasting over the candidates).
+        accumulate: the call reads the output tile and adds to it (every call after a tile's first).
 
     Returns:
         Cycles of one call: overhead + loop overhead + busiest slot.
@@ -84,7 +87,7 @@ def call_cycles(c: Contraction, device: Device, t: dict[str, np.ndarray]) -> np.
         reads = _prod([blocks[j] for j in c.output if j not in x])
         load = load + _prod([t[i] for i in x]) * dt.bytes * reads
     out_bytes = _prod([t[i] for i in c.output]) * c.out_dtype.bytes
-    load = (load + np.where(_steps(c, t) > 1, out_bytes, 0.0)) / LOAD_BYTES_PER_CYCLE
+    load = (load + (out_bytes if accumulate else 0.0)) / LOAD_BYTES_PER_CYCLE
     store = out_bytes / STORE_BYTES_PER_CYCLE
     mac = _prod([t[i] for i in c.indices]) / macs
     fixed = _prod(list(blocks.values())) * MATMUL_BLOCK_OVERHEAD if matmul else 0.0
@@ -117,9 +120,9 @@ def kernel_term(c: Contraction, device: Device, t: dict[str, np.ndarray], s: dic
     for x, dt in zip(c.inputs, c.in_dtypes, strict=True):
         feed = np.maximum(feed, BD_SETUP_CYCLES + _prod([t[i] for i in x]) * dt.bytes / bw)
     out_bytes = _prod([t[i] for i in c.output]) * c.out_dtype.bytes
-    zero = np.where(steps > 1, CALL_OVERHEAD + np.ceil(out_bytes / STORE_BYTES_PER_CYCLE), 0.0)
     drain = BD_SETUP_CYCLES + out_bytes / bw
-    work = zero + steps * np.maximum(call_cycles(c, device, t), feed)
+    first = np.maximum(call_cycles(c, device, t, accumulate=False), feed)
+    work = first + (steps - 1) * np.maximum(call_cycles(c, device, t, accumulate=True), feed)
     single = np.asarray(depth) == 1
     per_tile = np.where(single, work + drain, np.maximum(work, drain))
     out_tiles = _prod([c.sizes[i] / (s[i] * t[i]) for i in c.output])
