@@ -441,5 +441,29 @@ def test_host_moves_are_cut_to_what_one_shim_bd_walks():
 def test_aie1_moves_become_linear_runs():
     d = tl.library.elementwise("add", 4 * 3 * 256, device="xcvc1902", cores=4, tile=256)
     fills = [m for m in d.dmas if m.name.startswith("fill_a_0")]
-    assert [m.pattern.offset for m in fills] == [0, 1024, 2048]
+    # core 0 takes chunks 0-2, one run (the blocked deal), not chunks 0, 4, 8 in three moves
+    assert [(m.pattern.offset, m.pattern.sizes) for m in fills] == [(0, (768,))]
     assert all(m.pattern.rank == 1 and m.pattern.strides == (1,) for m in d.dmas)
+
+
+def test_aie1_deals_each_core_one_contiguous_run():
+    """AIE1's shim DMA walks linear runs only: a round-robin deal would take a move (and a shim BD) per round
+    and overrun the shim's 16 BDs at 8 rounds x 3 tensors; the blocked deal takes one move per core and
+    tensor, and the results are unchanged."""
+    n, cores = 16 * 1024 * 8, 16
+    d = tl.library.elementwise("add", n, dtype=tl.i32, device="xcvc1902", cores=cores, tile=1024)
+    assert len(d.dmas) == 3 * cores
+    assert all(dm.pattern.sizes == (8 * 1024,) and dm.pattern.strides == (1,) for dm in d.dmas)
+    a, b = ints(n, tl.i32), ints(n, tl.i32)
+    res = run(d, A=a, B=b)
+    assert np.array_equal(res.outputs["C"], a + b)
+    r = tl.library.reduction("max", n, dtype=tl.i32, device="xcvc1902", cores=cores, tile=1024)
+    assert len(r.dmas) == cores + 1  # a run per core, and the result
+    assert run(r, A=a).outputs["C"][0] == a.max()
+    # matvec with whole-row tiles: each core one run of row blocks of A, and of C
+    mv = tl.library.matvec(2048, 256, device="xcvc1902", cores=cores, tiling={"m": 16, "k": 256})
+    fills = [dm for dm in mv.dmas if dm.name.startswith("fill_a")]
+    assert len(fills) == cores and all(dm.pattern.sizes == (8 * 16 * 256,) for dm in fills)
+    am, bv = ints((2048, 256), tl.i16), ints(256, tl.i16)
+    got = run(mv, A=am, B=bv).outputs["C"]
+    assert np.array_equal(got, (am.astype(np.int64) @ bv.astype(np.int64)).astype(np.int32))

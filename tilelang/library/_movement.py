@@ -14,6 +14,12 @@ chosen by the device:
 - direct (AIE1, no memory tiles; one core per column; or a group of one):
   one host move per core, straight between the shim and the core.
 
+A shim DMA that walks only linear runs (AIE1's, :class:`ShimLimits`) would
+need one move, and one buffer descriptor, per round for the round-robin deal;
+there a design whose result does not depend on which core gets which chunk
+deals ``blocked``: core ``i`` gets chunks ``i * rounds`` to ``(i + 1) * rounds
+- 1``, one contiguous run, one move (scatter and gather must agree).
+
 The helpers declare fifos and links at once, but return the host moves
 instead of issuing them, so a factory orders its runtime sequence itself
 (inputs first, then outputs, as IRON's runtime sequences are written).
@@ -181,7 +187,7 @@ def column_groups(dev: Device, grid: Grid, n_in: int, n_out: int) -> tuple[int, 
 
 
 def scatter(tensor: TensorArg, elem: TileType, grid: Grid, rounds: int, name: str, groups: int,
-            depth: int = 2) -> tuple[list[FifoRef], list[Move]]:
+            depth: int = 2, blocked: bool = False) -> tuple[list[FifoRef], list[Move]]:
     """Fifos carrying ``tensor``'s chunks to every core, and the host moves that fill them.
 
     Args:
@@ -192,28 +198,32 @@ def scatter(tensor: TensorArg, elem: TileType, grid: Grid, rounds: int, name: st
         name: prefix of the fifo, link and move names.
         groups: memtile groups per column (see :func:`column_groups`); 0 feeds every core from the shim.
         depth: buffers per fifo.
+        blocked: with ``groups`` 0, deal each core one contiguous run of chunks (see the module docstring).
 
     Returns:
         (one fifo per core in core order, the host moves).
     """
-    return _deal(tensor, elem, grid, rounds, name, groups, depth, to_device=True)
+    return _deal(tensor, elem, grid, rounds, name, groups, depth, True, blocked)
 
 
 def gather(tensor: TensorArg, elem: TileType, grid: Grid, rounds: int, name: str, groups: int,
-           depth: int = 2) -> tuple[list[FifoRef], list[Move]]:
+           depth: int = 2, blocked: bool = False) -> tuple[list[FifoRef], list[Move]]:
     """Fifos carrying every core's chunks back into ``tensor``, and the host moves that drain them.
 
     The mirror of :func:`scatter`: core ``i``'s ``b``-th element lands in chunk
-    ``b * cores + i``; a join per memtile group assembles the group's chunks first.
+    ``b * cores + i`` (``i * rounds + b`` when ``blocked``); a join per memtile group assembles the group's
+    chunks first.
 
     Returns:
         (one fifo per core in core order, the host moves).
     """
-    return _deal(tensor, elem, grid, rounds, name, groups, depth, to_device=False)
+    return _deal(tensor, elem, grid, rounds, name, groups, depth, False, blocked)
 
 
 def _deal(tensor: TensorArg, elem: TileType, grid: Grid, rounds: int, name: str, groups: int, depth: int,
-          to_device: bool) -> tuple[list[FifoRef], list[Move]]:
+          to_device: bool, blocked: bool) -> tuple[list[FifoRef], list[Move]]:
+    if blocked and groups:
+        raise DesignError(f"{name}: a blocked deal feeds every core from the shim (groups 0), not {groups} groups")
     chunk, cores = elem.numel, grid.cores
     size = grid.rows // groups if groups else 1
     verb = "fill" if to_device else "drain"
@@ -221,7 +231,10 @@ def _deal(tensor: TensorArg, elem: TileType, grid: Grid, rounds: int, name: str,
     moves: list[Move] = []
     for first in range(0, cores, size):  # a group: cores first .. first + size - 1, within one column
         q, r0 = divmod(first, grid.rows)
-        walk = _walk(first * chunk, rounds, size * chunk, cores * chunk)
+        if blocked:
+            walk = _walk(first * rounds * chunk, 1, rounds * chunk, 0)
+        else:
+            walk = _walk(first * chunk, rounds, size * chunk, cores * chunk)
         if size == 1:
             f = fifo(elem, depth=depth, name=f"{name}_{first}")
             per_core.append(f)

@@ -34,7 +34,7 @@ from tilelang.library._common import (
     resolve_device,
     shim_channels,
 )
-from tilelang.library._movement import column_groups, gather, issue, scatter
+from tilelang.library._movement import ShimLimits, column_groups, gather, issue, scatter
 
 #: The named operations: name -> (arity, function of traced tiles).
 OPS: dict[str, tuple[int, Callable[..., object]]] = {
@@ -144,6 +144,9 @@ def chunked_design(name: str, kern: Kernel | ExternKernel, tensors: dict[str, st
     rounds = divide(n, grid.cores * tile.shape[0], f"{name}: n must be a multiple of cores x chunk rows "
                     f"({grid.cores} x {tile.shape[0]}); n")
     g_in, g_out = column_groups(dev, grid, len(inputs), len(outputs))
+    # chunk i of a tensor meets chunk i of the others on one core whichever core that is: on a linear-only
+    # shim DMA each core gets one contiguous run (one move each instead of one per round)
+    blocked = not g_in and not g_out and ShimLimits.of(dev).wrap == 0
     shape = (n, *tile.shape[1:])
     types = {tensors[p.name]: Tensor[shape, p.type.dtype] for p in kern.params if p.is_tile}
 
@@ -152,10 +155,10 @@ def chunked_design(name: str, kern: Kernel | ExternKernel, tensors: dict[str, st
         fifos: dict[str, list] = {}
         moves_in, moves_out = [], []
         for p in inputs:
-            fifos[p.name], m = scatter(by_name[tensors[p.name]], tile, grid, rounds, p.name, g_in, depth)
+            fifos[p.name], m = scatter(by_name[tensors[p.name]], tile, grid, rounds, p.name, g_in, depth, blocked)
             moves_in += m
         for p in outputs:
-            fifos[p.name], m = gather(by_name[tensors[p.name]], tile, grid, rounds, p.name, g_out, depth)
+            fifos[p.name], m = gather(by_name[tensors[p.name]], tile, grid, rounds, p.name, g_out, depth, blocked)
             moves_out += m
         for i in range(grid.cores):
             _worker(kern, {k: v[i] for k, v in fifos.items()}, scalars, rounds, f"core_{i}")

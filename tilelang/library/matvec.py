@@ -33,7 +33,7 @@ from tilelang.library._common import (
     resolve_device,
     shim_channels,
 )
-from tilelang.library._movement import Move, gather, issue
+from tilelang.library._movement import Move, ShimLimits, gather, issue
 
 
 def _grid(dev: Device, cores: int | tuple[int, int] | None) -> Grid:
@@ -79,6 +79,8 @@ def matvec(M: int, K: int, in_dtype: DType = i16, out_dtype: DType | None = None
     m, k = _tiles(M, K, grid, tiling)
     blocks, steps = M // (grid.cores * m), K // k
     via = has_memtiles(dev) and grid.rows > 1
+    # on a linear-only shim DMA (AIE1) whole-row tiles let each core take one contiguous run of row blocks
+    blocked = not via and k == K and ShimLimits.of(dev).wrap == 0
 
     @kernel
     def zero(c: Tile[(m, 1), acc]):
@@ -89,9 +91,9 @@ def matvec(M: int, K: int, in_dtype: DType = i16, out_dtype: DType | None = None
         c[...] += tile_matmul(a, b, acc=acc)
 
     def body(A: TensorArg, B: TensorArg, C: TensorArg) -> None:  # noqa: N803 - the tensors' API names
-        a_in, fills = _rows_of_a(A, grid, M, K, m, k, in_dtype, via)
+        a_in, fills = _rows_of_a(A, grid, M, K, m, k, in_dtype, via, blocked)
         b_in = fifo(Tile[(k, 1), in_dtype], depth=2, name="b")
-        c_out, drains = gather(C, Tile[(m, 1), acc], grid, blocks, "c", 1 if via else 0)
+        c_out, drains = gather(C, Tile[(m, 1), acc], grid, blocks, "c", 1 if via else 0, blocked=blocked)
         for i in range(grid.cores):
             _worker(f"core_{i}", a_in[i], b_in, c_out[i], zero, matvec_acc, blocks, steps)
         # B once per block of rows, to every core at once
@@ -103,8 +105,9 @@ def matvec(M: int, K: int, in_dtype: DType = i16, out_dtype: DType | None = None
 
 
 def _rows_of_a(A: TensorArg, grid: Grid, M: int, K: int, m: int, k: int, dt: DType,  # noqa: N803
-               via_memtile: bool) -> tuple[list[FifoRef], list[Move]]:
-    """Fifos carrying core ``i`` its ``(m, k)`` tiles of A row blocks ``i, i + cores, ...``, and their fills."""
+               via_memtile: bool, blocked: bool) -> tuple[list[FifoRef], list[Move]]:
+    """Fifos carrying core ``i`` its ``(m, k)`` tiles of A row blocks ``i, i + cores, ...`` (``blocked``: row
+    blocks ``i * blocks`` to ``(i + 1) * blocks - 1``, one contiguous run when ``k == K``), and their fills."""
     cores, blocks, steps = grid.cores, M // (grid.cores * m), K // k
     per_core: list[FifoRef] = []
     moves: list[Move] = []
@@ -121,8 +124,9 @@ def _rows_of_a(A: TensorArg, grid: Grid, M: int, K: int, m: int, k: int, dt: DTy
     for i in range(cores):
         f = fifo(Tile[(m, k), dt], depth=2, name=f"a_{i}")
         per_core.append(f)
-        moves.append(Move(A, f, pattern(i * m * K, (blocks, steps, m, k), (cores * m * K, k, K, 1)), True,
-                          f"fill_a_{i}"))
+        walk = (pattern(i * blocks * m * K, (blocks * m * K,), (1,)) if blocked
+                else pattern(i * m * K, (blocks, steps, m, k), (cores * m * K, k, K, 1)))
+        moves.append(Move(A, f, walk, True, f"fill_a_{i}"))
     return per_core, moves
 
 

@@ -26,7 +26,7 @@ from tilelang.ir.dtypes import DType, i32
 from tilelang.ir.kernel import Kernel
 from tilelang.ir.types import Tensor, Tile
 from tilelang.library._common import build_design, build_kernel, choose_grid, divide, resolve_device
-from tilelang.library._movement import column_groups, issue, scatter
+from tilelang.library._movement import ShimLimits, column_groups, issue, scatter
 from tilelang.library.elementwise import row_limits
 
 OPS = ("sum", "max")
@@ -95,9 +95,10 @@ def reduction(op: str, n: int, dtype: DType = i32, device: str | Device = "npu1"
     rounds = divide(n, grid.cores * tile, f"reduction: n must be a multiple of cores x tile ({grid.cores} x {tile}); n")
     first, step, merge = _kernels(op, tile, dtype, out)
     groups = column_groups(dev, grid, 1, 0)[0]
+    blocked = not groups and ShimLimits.of(dev).wrap == 0  # the reduction takes the chunks in any order
 
     def body(A: object, C: object) -> None:  # noqa: N803 - the tensors' API names
-        ins, fills = scatter(A, Tile[(tile,), dtype], grid, rounds, "a", groups, depth)  # type: ignore[arg-type]
+        ins, fills = scatter(A, Tile[(tile,), dtype], grid, rounds, "a", groups, depth, blocked)  # type: ignore[arg-type]
         partials = [fifo(Tile[(1,), out], depth=1, name=f"partial_{i}") for i in range(grid.cores)]
         for i in range(grid.cores):
             before = partials[i - 1] if i else None
