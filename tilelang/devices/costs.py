@@ -30,9 +30,11 @@ STORE_BYTES_PER_CYCLE = 256 // 8
 CALL_OVERHEAD = 8
 #: Unoverlapped cycles per output register block of a matmul (one inner-k loop's
 #: pipeline fill and drain, accumulator moves). Fitted: [I2735] kernels alone reach
-#: at most about 80% of peak; a 64^3 bf16 tile has 64 blocks of 8x8 over 2048 MAC
-#: cycles: 2048 / (2048 + 8 + 64 * 8) = 0.80 without loads; with the operand
-#: re-reads the tile is load-bound and the model gives 72.5% (benchmarks/accuracy.py).
+#: at most about 80% of peak, over its i16 and bf16 profiles; a 64^3 bf16 tile has 64
+#: blocks of 8x8 over 2048 MAC cycles: 2048 / (2048 + 8 + 64 * 8) = 0.80 without loads.
+#: With the operand re-reads the bf16 tile is load-bound and the model gives 72.5%,
+#: the MAC-bound i16 tile 88.7% (benchmarks/accuracy.py): one constant cannot give both
+#: 80%, and 8 leaves them on either side of it.
 MATMUL_BLOCK_OVERHEAD = 8
 #: Output register blocking of a matmul kernel: 2 x 2 intrinsic tiles, as the
 #: mlir-aie matmul kernels (``mm.cc``) unroll; it sets how often A and B are re-read.
