@@ -467,3 +467,32 @@ def test_aie1_deals_each_core_one_contiguous_run():
     am, bv = ints((2048, 256), tl.i16), ints(256, tl.i16)
     got = run(mv, A=am, B=bv).outputs["C"]
     assert np.array_equal(got, (am.astype(np.int64) @ bv.astype(np.int64)).astype(np.int32))
+
+
+@pytest.mark.parametrize("device, cores, dt, acc", [("xcvc1902", (2, 2), tl.i16, tl.i32),
+                                                     ("npu1", (2, 2), tl.bf16, tl.f32)])
+def test_matmul_stream_layout_moves_one_run_per_fifo_and_matches_numpy(device, cores, dt, acc):
+    d = tl.library.matmul(128, 64, 128, in_dtype=dt, out_dtype=acc, device=device, cores=cores,
+                          tiling={"m": 16, "k": 16, "n": 32}, layout="streams")
+    assert all(dm.pattern.rank == 1 and dm.pattern.strides == (1,) for dm in d.dmas)
+    # A per core row, B per core column, C per core (AIE1) or per column's join (memtiles)
+    assert len(d.dmas) == 2 + 2 + (4 if device == "xcvc1902" else 2)
+    np_dt = np.float32 if dt.is_float else dt.numpy
+    a, b = ints((128, 64), tl.i16).astype(np_dt), ints((64, 128), tl.i16).astype(np_dt)
+    res = run(d, **tl.library.pack_streams(d, a, b))
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.array_equal(tl.library.unpack_streams(d, res.outputs["C"]).astype(np.float64), want)
+    # pack_streams(C=...) is unpack_streams' inverse
+    c = RNG.integers(-9, 9, (128, 128)).astype(np.int32)
+    assert np.array_equal(tl.library.unpack_streams(d, tl.library.pack_streams(d, a, b, C=c)["C"]), c)
+
+
+def test_matmul_stream_layout_errors():
+    with pytest.raises(tl.DesignError, match='layout must be "row-major" or "streams"'):
+        tl.library.matmul(64, 64, 64, cores=1, tiling={"m": 32, "k": 32, "n": 32}, layout="tiled")
+    rowmajor = tl.library.matmul(64, 64, 64, cores=1, tiling={"m": 32, "k": 32, "n": 32})
+    with pytest.raises(tl.DesignError, match="not a tl.library.matmul design with layout"):
+        tl.library.pack_streams(rowmajor, np.zeros((64, 64)), np.zeros((64, 64)))
+    d = tl.library.matmul(64, 64, 64, cores=1, tiling={"m": 32, "k": 32, "n": 32}, layout="streams")
+    with pytest.raises(tl.DesignError, match=r"takes A \(64, 64\) and B \(64, 64\)"):
+        tl.library.pack_streams(d, np.zeros((64, 32)), np.zeros((64, 64)))

@@ -258,6 +258,11 @@ def dma_broadcast(device: str = "npu1"):  # noqa: ANN201
     return dma_broadcast
 
 
+def matmul_streams(device: str = "xcvc1902"):  # noqa: ANN201
+    return tl.library.matmul(64, 32, 64, in_dtype=tl.i16, out_dtype=tl.i32, device=device, cores=(2, 2),
+                             tiling={"m": 16, "k": 16, "n": 16}, layout="streams")
+
+
 #: (factory, devices it is emitted for) for the "every example design" checks.
 ZOO = {
     "vector_scalar_mul": (vector_scalar_mul, ("npu1", "npu2", "xcvc1902")),
@@ -272,6 +277,7 @@ ZOO = {
     "extern_scale": (extern_scale, ("npu1",)),
     "chains": (chains, ("npu2", "xcvc1902")),
     "dma_broadcast": (dma_broadcast, ("npu1", "xcvc1902")),
+    "matmul_streams": (matmul_streams, ("npu1", "xcvc1902")),
 }
 
 
@@ -320,6 +326,11 @@ def oracle(name: str, design, rng):  # noqa: ANN001, ANN201
         cores = len(design.cores)
         x, w = _ints(rng, (cores * 256,)), _ints(rng, (256,))
         return {"X": x, "W": w}, {"Y": (x.reshape(cores, 256) * w).reshape(-1)}
+    if name == "matmul_streams":
+        a, b = _ints(rng, (64, 32), -50, 50).astype(np.int16), _ints(rng, (32, 64), -50, 50).astype(np.int16)
+        c = a.astype(np.int32) @ b.astype(np.int32)
+        packed = tl.library.pack_streams(design, a, b, C=c)
+        return {"A": packed["A"], "B": packed["B"]}, {"C": packed["C"]}
     if name == "dma_broadcast":
         a = _ints(rng, (256,))
         return {"A": a}, {"C": np.concatenate([a + 1, a + 2])}

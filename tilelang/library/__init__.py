@@ -3,7 +3,8 @@
 Each returns a traced :class:`~tilelang.ir.design.Design` for a device and a
 core grid; plan it with ``tl.plan`` and run it with ``tl.simulate``.
 
-- :func:`matmul`: single-core and whole-array GEMM (IRON's ``whole_array``).
+- :func:`matmul`: single-core and whole-array GEMM (IRON's ``whole_array``); :func:`pack_streams`
+  and :func:`unpack_streams` for its ``layout="streams"`` host tensors.
 - :func:`matvec`: matrix-vector product, rows dealt to the cores.
 - :func:`elementwise`: a named op, a function of tiles or a kernel over chunks.
 - :func:`reduction`: sum or max of a vector, partials combined along a chain.
@@ -13,9 +14,9 @@ core grid; plan it with ``tl.plan`` and run it with ``tl.simulate``.
 
 from tilelang.library.conv2d import conv2d
 from tilelang.library.elementwise import elementwise
-from tilelang.library.matmul import matmul
+from tilelang.library.matmul import matmul, pack_streams, unpack_streams
 from tilelang.library.matvec import matvec
 from tilelang.library.reduction import reduction
 from tilelang.library.softmax import softmax
 
-__all__ = ["conv2d", "elementwise", "matmul", "matvec", "reduction", "softmax"]
+__all__ = ["conv2d", "elementwise", "matmul", "matvec", "pack_streams", "reduction", "softmax", "unpack_streams"]

@@ -14,9 +14,22 @@ programming_examples/basic/matrix_multiplication/whole_array): a grid of
 On devices without memtiles (AIE1) the same fifos run shim <-> core directly.
 ``cores=1`` is mlir-aie's ``single_core`` example: the same structure on a
 1 x 1 grid.
+
+``layout="streams"`` keeps the host tensors in the order their fifos carry
+them: A as each core row's sequence of ``m x k`` tiles (row block by row
+block, once per block column of C), B as each core column's ``k x n`` tiles,
+C as each C fifo's tiles. Every host fifo then moves one contiguous run, which
+AIE1's linear-only shim DMA needs (a row-major ``m x k`` tile is ``m`` runs,
+and every run a move and a buffer descriptor of the shim's 16); the host
+reorders the data, as a PL data mover would. :func:`pack_streams` and
+:func:`unpack_streams` convert from and to row-major. The bytes read from DDR
+are the row-major design's: it also reads A's row blocks once per block
+column and B's strips once per block row.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from tilelang.devices import Device
 from tilelang.errors import DesignError
@@ -85,7 +98,8 @@ def _c_depth(dev: Device, m: int, k: int, n: int, in_dtype: DType, out_dtype: DT
 
 
 def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f32, device: str | Device = "npu1",
-           cores: int | tuple[int, int] | None = None, tiling: str | dict = "auto") -> Design:
+           cores: int | tuple[int, int] | None = None, tiling: str | dict = "auto",
+           layout: str = "row-major") -> Design:
     """A GEMM design ``C = A @ B`` with tensors A (M x K), B (K x N), C (M x N).
 
     Args:
@@ -98,6 +112,9 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
             an int (the most rows that divide it), or (rows, cols).
         tiling: "auto" (the tiling ILP, ``tl.tile_contraction``) or
             ``{"m": .., "k": .., "n": ..}``, the per-core kernel tile.
+        layout: "row-major" (A, B, C as matrices) or "streams" (each host tensor in the
+            order its fifos carry it; see the module docstring, :func:`pack_streams` and
+            :func:`unpack_streams`). AIE1 needs "streams".
 
     Returns:
         The traced design. Each core holds A and B double-buffered and its C
@@ -108,6 +125,8 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
             do not fit a core's memory.
     """
     dev = resolve_device(device)
+    if layout not in ("row-major", "streams"):
+        raise DesignError(f'matmul: layout must be "row-major" or "streams", got {layout!r}')
     grid = _grid(dev, cores)
     m, k, n, auto_depth = _sizes(M, K, N, in_dtype, out_dtype, dev, grid, tiling)
     R, Q = grid.rows, grid.cols
@@ -125,10 +144,112 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
         a_l2, b_l2, c_l1, l3 = _fifos(shape, in_dtype, out_dtype, c_depth, staged)
         for r, q in grid.cells():
             _worker(f"core_{r}_{q}", a_l2[r], b_l2[q], c_l1[r][q], first, mac, shape)
-        issue(_runtime_sequence(shape, A, B, C, *l3, c_l1), dev)
+        if layout == "streams":
+            issue(_stream_moves(shape, A, B, C, *l3, c_l1), dev)
+        else:
+            issue(_runtime_sequence(shape, A, B, C, *l3, c_l1), dev)
 
-    tensors = {"A": Tensor[(M, K), in_dtype], "B": Tensor[(K, N), in_dtype], "C": Tensor[(M, N), out_dtype]}
+    if layout == "streams":
+        tensors = {name: Tensor[shp, dt] for name, (shp, dt) in _stream_shapes(shape, staged, in_dtype, out_dtype).items()}
+    else:
+        tensors = {"A": Tensor[(M, K), in_dtype], "B": Tensor[(K, N), in_dtype], "C": Tensor[(M, N), out_dtype]}
     return build_design(f"matmul_{M}x{K}x{N}", dev, tensors, body)
+
+
+def _stream_shapes(s: _Shape, staged: bool, in_dtype: DType, out_dtype: DType) -> dict[str, tuple[tuple, DType]]:
+    """Shapes of the host tensors under ``layout="streams"``: one leading index per host fifo."""
+    R, Q, bm, bn = s.grid.rows, s.grid.cols, s.blocks_m, s.blocks_n
+    c = (Q, bm, bn, R * s.m, s.n) if staged else (R, Q, bm, bn, s.m, s.n)
+    return {"A": ((R, bm, bn, s.steps, s.m, s.k), in_dtype), "B": ((Q, bm, bn, s.steps, s.k, s.n), in_dtype),
+            "C": (c, out_dtype)}
+
+
+def _stream_moves(s: _Shape, A: TensorArg, B: TensorArg, C: TensorArg,  # noqa: N803
+                  a_host: list, b_host: list, c_host: list | None, c_l1: list) -> list[Move]:
+    """One contiguous move per host fifo: A's rows, B's columns, then C's fifos."""
+    R, Q = s.grid.rows, s.grid.cols
+    a_len = s.blocks_m * s.blocks_n * s.steps * s.m * s.k
+    b_len = s.blocks_m * s.blocks_n * s.steps * s.k * s.n
+    moves = [Move(A, a_host[r], pattern(r * a_len, (a_len,), (1,)), True, f"fill_a_{r}") for r in range(R)]
+    moves += [Move(B, b_host[q], pattern(q * b_len, (b_len,), (1,)), True, f"fill_b_{q}") for q in range(Q)]
+    if c_host is not None:
+        c_len = s.blocks_m * s.blocks_n * R * s.m * s.n
+        moves += [Move(C, c_host[q], pattern(q * c_len, (c_len,), (1,)), False, f"drain_c_{q}") for q in range(Q)]
+    else:
+        c_len = s.blocks_m * s.blocks_n * s.m * s.n
+        moves += [Move(C, c_l1[r][q], pattern((r * Q + q) * c_len, (c_len,), (1,)), False, f"drain_c_{r}_{q}")
+                  for r in range(R) for q in range(Q)]
+    return moves
+
+
+def _stream_dims(design: Design) -> tuple[int, int, int, int, int, int, int, int, bool]:
+    """(R, Q, blocks_m, blocks_n, steps, m, k, n, staged) of a ``layout="streams"`` matmul design.
+
+    Raises:
+        DesignError: the design is not one.
+    """
+    tensors = getattr(design, "tensors", {})
+    a, b, c = (tensors[x].shape if x in tensors else () for x in "ABC")
+    if len(a) != 6 or len(b) != 6 or len(c) not in (5, 6):
+        raise DesignError(f"design {design.name!r} is not a tl.library.matmul design with layout=\"streams\"")
+    R, bm, bn, steps, m, k = a
+    Q, n = b[0], b[5]
+    return R, Q, bm, bn, steps, m, k, n, len(c) == 5
+
+
+def pack_streams(design: Design, A: np.ndarray, B: np.ndarray,  # noqa: N803
+                 C: np.ndarray | None = None) -> dict[str, np.ndarray]:  # noqa: N803
+    """Row-major A (M, K) and B (K, N) as the host tensors of a ``layout="streams"`` matmul design.
+
+    Args:
+        design: the design.
+        A, B: the operands, row-major.
+        C: optionally a row-major C (M, N), e.g. the expected result, to lay out as the design's C.
+
+    Returns:
+        ``{"A": ..., "B": ...}`` (and ``"C"``) for ``tl.simulate(plan, **pack_streams(design, A, B))``.
+
+    Raises:
+        DesignError: the design is not a streams matmul, or A, B or C has the wrong shape.
+    """
+    R, Q, bm, bn, steps, m, k, n, staged = _stream_dims(design)
+    M, K, N = bm * R * m, steps * k, bn * Q * n  # noqa: N806
+    A, B = np.asarray(A), np.asarray(B)  # noqa: N806
+    if A.shape != (M, K) or B.shape != (K, N):
+        raise DesignError(f"pack_streams: {design.name} takes A {(M, K)} and B {(K, N)}, got {A.shape} and {B.shape}")
+    # A[(bi R + r) m + i, kk k + j] -> a[r, bi, bj, kk, i, j] for every bj
+    a = A.reshape(bm, R, m, steps, k).transpose(1, 0, 3, 2, 4)[:, :, None]
+    # B[kk k + i, (bj Q + q) n + j] -> b[q, bi, bj, kk, i, j] for every bi
+    b = B.reshape(steps, k, bn, Q, n).transpose(3, 2, 0, 1, 4)[:, None]
+    out = {"A": np.ascontiguousarray(np.broadcast_to(a, (R, bm, bn, steps, m, k))),
+           "B": np.ascontiguousarray(np.broadcast_to(b, (Q, bm, bn, steps, k, n)))}
+    if C is not None:
+        C = np.asarray(C)  # noqa: N806
+        if C.shape != (M, N):
+            raise DesignError(f"pack_streams: {design.name} computes C {(M, N)}, got {C.shape}")
+        if staged:  # the inverse of unpack_streams' transposes
+            out["C"] = np.ascontiguousarray(C.reshape(bm, R * m, bn, Q, n).transpose(3, 0, 2, 1, 4))
+        else:
+            out["C"] = np.ascontiguousarray(C.reshape(bm, R, m, bn, Q, n).transpose(1, 4, 0, 3, 2, 5))
+    return out
+
+
+def unpack_streams(design: Design, C: np.ndarray) -> np.ndarray:  # noqa: N803
+    """The row-major C (M, N) from the C tensor of a ``layout="streams"`` matmul design.
+
+    Raises:
+        DesignError: the design is not a streams matmul, or C has the wrong shape.
+    """
+    R, Q, bm, bn, _, m, _, n, staged = _stream_dims(design)
+    want = (Q, bm, bn, R * m, n) if staged else (R, Q, bm, bn, m, n)
+    C = np.asarray(C)  # noqa: N806
+    if C.shape != want:
+        raise DesignError(f"unpack_streams: {design.name} gives C of shape {want}, got {C.shape}")
+    if staged:  # c[q, bi, bj, i, j] = C[bi R m + i, (bj Q + q) n + j]
+        out = C.transpose(1, 3, 2, 0, 4)
+    else:  # c[r, q, bi, bj, i, j] = C[(bi R + r) m + i, (bj Q + q) n + j]
+        out = C.transpose(2, 0, 4, 3, 1, 5)
+    return out.reshape(bm * R * m, bn * Q * n)
 
 
 class _Shape:
@@ -230,4 +351,4 @@ def _runtime_sequence(s: _Shape, A: TensorArg, B: TensorArg, C: TensorArg,  # no
     return moves
 
 
-__all__ = ["matmul"]
+__all__ = ["matmul", "pack_streams", "unpack_streams"]
