@@ -147,6 +147,17 @@ CHECK: "aie.dma_bd"(%[[A]]) {bd_id = {{[0-9]+}} : i32, len = 4096 : i32, offset 
     )
 
 
+@pytest.mark.parametrize(("name", "device"), [c for c in CASES if c[1] == "xcvc1902"])
+def test_aie1_physical_modules_have_no_npu_runtime_sequence(name: str, device: str) -> None:
+    """AIE1's host runtime drives the shim BD chains; ``aiex.npu`` operations and runtime sequences are NPU-only."""
+    _, module = physical(name, device)
+    dev = next(op for op in module.body.operations if op.operation.name == "aie.device")
+    names = {op.operation.name for op in dev.regions[0].blocks[0].operations}
+    assert "aie.shim_dma" in names and "aie.external_buffer" in names
+    assert not {n for n in names if n.startswith("aiex.")}
+    assert not names & {"aie.runtime_sequence", "aie.shim_dma_allocation"}
+
+
 # -- agreement with the plan ------------------------------------------------------------------------
 
 

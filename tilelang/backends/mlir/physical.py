@@ -9,10 +9,10 @@ synchronising on those locks. The module has the shape those passes produce
 
 Host moves: on NPUs, ``aie.shim_dma_allocation`` names each planned shim
 channel and the runtime sequence drives it. On AIE1 (xcvc1902), whose host
-runtime has no runtime sequence, each host tensor is an
-``aie.external_buffer`` and the planned shim channels run ``aie.shim_dma`` BD
-chains over it (host_shim.py); the runtime sequence is still emitted as the
-record of program order.
+runtime has no runtime sequence (``aiex.npu`` operations are for NPU devices),
+each host tensor is an ``aie.external_buffer`` and the planned shim channels
+run ``aie.shim_dma`` BD chains over it (host_shim.py), their locks the host's
+handshake; the module has no runtime sequence and no shim allocations.
 """
 
 from __future__ import annotations
@@ -42,14 +42,16 @@ def build_physical_level(dm: DeviceModule) -> None:
         emit_core(dm, core, PhysicalSync(res, core.name))
     ids = BdIds(dm)
     programs = channel_programs(dm, res)
-    if plan.device.arch.name == "aie1":
+    aie1 = plan.device.arch.name == "aie1"
+    if aie1:
         from tilelang.backends.mlir.host_shim import shim_programs
 
         programs += shim_programs(dm)
     emit_dma_programs(dm, programs, ids)
     emit_switchboxes(dm)
-    allocs = _shim_allocations(dm, host_moves(plan, per_channel=True))
-    emit_runtime_sequence(plan, lambda mv: allocs[mv.channel], per_channel=True)
+    if not aie1:
+        allocs = _shim_allocations(dm, host_moves(plan, per_channel=True))
+        emit_runtime_sequence(plan, lambda mv: allocs[mv.channel], per_channel=True)
     aie_ops.end()
 
 
