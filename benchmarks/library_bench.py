@@ -82,8 +82,8 @@ def gemm_cases(size: int) -> list[Case]:
         mm("npu1", tl.f32, t64, "64x64x64"),
         mm("npu1", tl.bf16, t64, "64x64x64"),
         mm("npu1", tl.i32, t64, "64x64x64", in_dtype=tl.i16),
-        mm("npu2", tl.bf16, t64, "64x64x64"),
-        mm("npu2", tl.f32, {"m": 64, "k": 64, "n": 32}, "64x64x32"),
+        mm("npu2", tl.bf16, "auto", "tiling=auto"),
+        mm("npu2", tl.f32, "auto", "tiling=auto"),
         *_aie1_gemm_cases(size),
     ]
 
