@@ -25,7 +25,7 @@ from simulator.memory import ReaderSide, WriterSide
 from simulator.result import Trace
 from tilelang.errors import SimulationError
 from tilelang.frontend.calls import run_extern
-from tilelang.ir.design import Acquire, Call, ConstArg, Core, ElemArg, Loop, LoopVarArg, Release, Stmt
+from tilelang.ir.design import Acquire, AffineArg, Call, ConstArg, Core, ElemArg, Loop, LoopVarArg, Release, Stmt
 from tilelang.ir.kernel import AnyKernel, ExternKernel, Kernel
 
 Side = WriterSide | ReaderSide
@@ -83,7 +83,7 @@ class CallPlan:
         elems: the (parameter name, side, index) of every element argument, in order.
     """
 
-    __slots__ = ("_args", "_compiled", "_cost", "_costs", "_elem_pos", "elems", "kernel", "name", "user_errors")
+    __slots__ = ("_affine", "_args", "_compiled", "_cost", "_costs", "_elem_pos", "elems", "kernel", "name", "user_errors")
 
     def __init__(self, call: Call, kernel: AnyKernel, sides: dict[str, Side], cost: CostFactory | None) -> None:
         self.kernel = kernel
@@ -96,6 +96,7 @@ class CallPlan:
         # Argument template: arrays fixed once (constants), filled per call otherwise.
         self._args: list[np.ndarray | None] = []
         self._elem_pos: list[tuple[int, object, int]] = []  # (arg position, side, index) or loop vars
+        self._affine: list[tuple[int, AffineArg]] = []  # (arg position, expression of loop vars)
         self.elems: list[tuple[str, Side, int]] = []
         for i, (p, a) in enumerate(zip(kernel.params, call.args, strict=True)):
             if isinstance(a, ElemArg):
@@ -107,6 +108,9 @@ class CallPlan:
             elif isinstance(a, LoopVarArg):
                 self._args.append(None)
                 self._elem_pos.append((i, a.dtype.numpy, -1 - a.depth))
+            elif isinstance(a, AffineArg):
+                self._args.append(None)
+                self._affine.append((i, a))
             else:  # pragma: no cover - the IR has no other argument kind
                 raise SimulationError(f"unknown argument {a!r} of parameter {p.name!r}")
         self._cost = cost(kernel, self.elems) if cost is not None and isinstance(kernel, Kernel) else None
@@ -127,6 +131,8 @@ class CallPlan:
                 args[i] = side.ring.buf[s]
             else:
                 args[i] = np.asarray(loopvars[-1 - idx], dtype=src)  # type: ignore[call-overload]
+        for i, a in self._affine:
+            args[i] = np.asarray(a.wrapped(loopvars), dtype=a.dtype.numpy)
         if self._compiled is not None:
             self._compiled.run_quiet(args)  # type: ignore[arg-type]
             if not timed:

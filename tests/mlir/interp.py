@@ -33,6 +33,16 @@ class Deadlock(Exception):
     pass
 
 
+def _cast_int(v: int, t: object) -> int:
+    """``arith.index_cast`` to ``t``: an integer type keeps the low bits (two's complement), index keeps all."""
+    try:
+        w = ir.IntegerType(t).width
+    except ValueError:  # index
+        return v
+    v &= (1 << w) - 1
+    return v - (1 << w) if v >= 1 << (w - 1) else v
+
+
 def _attr(op: object, key: str) -> object:
     a = op.attributes[key]
     return a.value if hasattr(a, "value") else a
@@ -164,7 +174,7 @@ class Machine:
                 a, b = (env[v] for v in op.operands)
                 env[op.results[0]] = a + b if n == "arith.addi" else a * b if n == "arith.muli" else a % b
             elif n == "arith.index_cast":
-                env[op.results[0]] = env[op.operands[0]]
+                env[op.results[0]] = _cast_int(env[op.operands[0]], op.results[0].type)
             elif n == "scf.for":
                 lb, ub, step = (env[v] for v in op.operands[:3])
                 body = op.regions[0].blocks[0]

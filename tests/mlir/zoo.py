@@ -258,6 +258,34 @@ def dma_broadcast(device: str = "npu1"):  # noqa: ANN201
     return dma_broadcast
 
 
+def loop_affine(device: str = "npu1"):  # noqa: ANN201
+    """C's tile (i, j) = A's + (4 i + j) + (120 + 5 j as i8, which wraps from j = 2 on): kernel scalars affine
+    in two tl.range variables."""
+
+    @tl.kernel
+    def add2(a: tl.Tile[(16,), tl.i32], c: tl.Tile[(16,), tl.i32], u: tl.i32, v: tl.i8):
+        c[...] = a + u + v.astype(tl.i32)
+
+    @tl.design(device=device)
+    def loop_affine(A: tl.Tensor[(3 * 4 * 16,), tl.i32], C: tl.Tensor[(3 * 4 * 16,), tl.i32]):
+        a = tl.fifo(tl.Tile[(16,), tl.i32], depth=2, name="a")
+        c = tl.fifo(tl.Tile[(16,), tl.i32], depth=2, name="c")
+
+        @tl.core(name="k")
+        def k():
+            for i in tl.range(3):
+                for j in tl.range(4):
+                    x, y = a.acquire(), c.acquire()
+                    add2(x, y, i * 4 + j, 120 + 5 * j)
+                    a.release()
+                    c.release()
+
+        tl.dma(A, a)
+        tl.dma(c, C)
+
+    return loop_affine
+
+
 def matmul_streams(device: str = "xcvc1902"):  # noqa: ANN201
     return tl.library.matmul(64, 32, 64, in_dtype=tl.i16, out_dtype=tl.i32, device=device, cores=(2, 2),
                              tiling={"m": 16, "k": 16, "n": 16}, layout="streams")
@@ -278,6 +306,7 @@ ZOO = {
     "chains": (chains, ("npu2", "xcvc1902")),
     "dma_broadcast": (dma_broadcast, ("npu1", "xcvc1902")),
     "matmul_streams": (matmul_streams, ("npu1", "xcvc1902")),
+    "loop_affine": (loop_affine, ("npu1", "xcvc1902")),
 }
 
 
@@ -326,6 +355,13 @@ def oracle(name: str, design, rng):  # noqa: ANN001, ANN201
         cores = len(design.cores)
         x, w = _ints(rng, (cores * 256,)), _ints(rng, (256,))
         return {"X": x, "W": w}, {"Y": (x.reshape(cores, 256) * w).reshape(-1)}
+    if name == "loop_affine":
+        a = _ints(rng, (3 * 4 * 16,))
+        t = np.arange(12)
+        i, j = t // 4, t % 4
+        v = (120 + 5 * j).astype(np.int64)
+        v = np.where(v > 127, v - 256, v)  # the i8 parameter holds 120 + 5 j wrapped
+        return {"A": a}, {"C": (a.reshape(12, 16) + (4 * i + j + v)[:, None]).reshape(-1).astype(np.int32)}
     if name == "matmul_streams":
         a, b = _ints(rng, (64, 32), -50, 50).astype(np.int16), _ints(rng, (32, 64), -50, 50).astype(np.int16)
         c = a.astype(np.int32) @ b.astype(np.int32)

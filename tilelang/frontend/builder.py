@@ -19,6 +19,7 @@ from tilelang.errors import DesignError
 from tilelang.frontend.source import located, user_location
 from tilelang.ir.design import (
     Acquire,
+    AffineArg,
     Arg,
     Call,
     ConstArg,
@@ -72,20 +73,89 @@ class TensorArg:
         return f"<tensor {self.name}: {self.decl.type}>"
 
 
-class LoopVar:
-    """The induction variable of a ``tl.range`` loop; usable as an integer kernel argument."""
+class Affine:
+    """An integer affine expression of ``tl.range`` loop variables, ``offset + sum(coeff * var)``.
 
-    def __init__(self, depth: int) -> None:
-        self.depth = depth
+    Loop variables support ``+``, ``-`` and ``*`` by Python ints (and ``+``/``-`` with each other);
+    the result can be passed to a kernel's integer scalar parameter (``AffineArg`` in the IR).
+    Anything else (``//``, ``%``, a product of two variables, a float) is not affine and raises.
+    """
 
-    def _no(self, *a: object) -> None:
+    def __init__(self, terms: dict[int, int], offset: int) -> None:
+        self.terms = {d: c for d, c in terms.items() if c}
+        self.offset = offset
+
+    @staticmethod
+    def _of(x: object) -> Affine | None:
+        if isinstance(x, Affine):
+            return x
+        if isinstance(x, int) and not isinstance(x, bool):
+            return Affine({}, x)
+        return None
+
+    def _combine(self, other: object, sign: int, op: str) -> Affine:
+        o = Affine._of(other)
+        if o is None:
+            self._no(op, other)
+        terms = dict(self.terms)
+        for d, c in o.terms.items():  # type: ignore[union-attr]
+            terms[d] = terms.get(d, 0) + sign * c
+        return Affine(terms, self.offset + sign * o.offset)  # type: ignore[union-attr]
+
+    def __add__(self, other: object) -> Affine:
+        return self._combine(other, 1, "+")
+
+    __radd__ = __add__
+
+    def __sub__(self, other: object) -> Affine:
+        return self._combine(other, -1, "-")
+
+    def __rsub__(self, other: object) -> Affine:
+        return (-self)._combine(other, 1, "-")
+
+    def __neg__(self) -> Affine:
+        return Affine({d: -c for d, c in self.terms.items()}, -self.offset)
+
+    def __mul__(self, other: object) -> Affine:
+        if not isinstance(other, int) or isinstance(other, bool):
+            self._no("*", other)
+        return Affine({d: c * other for d, c in self.terms.items()}, self.offset * other)  # type: ignore[operator]
+
+    __rmul__ = __mul__
+
+    def _no(self, op: str, other: object = None) -> None:
+        what = f"{op} {other!r}" if other is not None else op
         raise DesignError(
-            located("a tl.range loop variable can only be passed to a kernel as is; arithmetic on it is not traced",
-                    user_location())
+            located(f"tl.range loop variables combine with +, - and * by ints into kernel arguments; "
+                    f"{self!r} {what} is not supported", user_location())
         )
 
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __floordiv__ = __mod__ = _no
-    __index__ = __int__ = _no  # type: ignore[assignment]
+    def __floordiv__(self, other: object) -> Affine:
+        self._no("//", other)
+        raise AssertionError  # unreachable
+
+    __rfloordiv__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __floordiv__
+
+    def __index__(self) -> int:
+        self._no("use as a Python int (it is only known on the device)")
+        raise AssertionError  # unreachable
+
+    __int__ = __bool__ = __index__  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        parts = [f"%i{d}" if c == 1 else f"{c} * %i{d}" for d, c in sorted(self.terms.items())]
+        if self.offset or not parts:
+            parts.append(str(self.offset))
+        return "<" + " + ".join(parts) + ">"
+
+
+class LoopVar(Affine):
+    """The induction variable of a ``tl.range`` loop; an integer kernel argument, alone or in an
+    affine expression (``i * 64 + j``, see :class:`Affine`)."""
+
+    def __init__(self, depth: int) -> None:
+        super().__init__({depth: 1}, 0)
+        self.depth = depth
 
     def __repr__(self) -> str:
         return f"<loop variable %i{self.depth}>"
@@ -221,8 +291,12 @@ class CoreBuilder:
         if isinstance(ptype, TileType):
             raise DesignError(located(f"{what} is a tile {ptype}; pass an element acquired from a fifo", loc))
         assert isinstance(ptype, DType)
-        if isinstance(v, LoopVar):
-            return LoopVarArg(v.depth, ptype)
+        if isinstance(v, Affine):
+            if not ptype.is_int:
+                raise DesignError(located(f"{what} is {ptype}; a tl.range variable expression is an integer", loc))
+            if v.offset == 0 and len(v.terms) == 1 and next(iter(v.terms.values())) == 1:
+                return LoopVarArg(next(iter(v.terms)), ptype)
+            return AffineArg(tuple(sorted(v.terms.items())), v.offset, ptype)
         if isinstance(v, bool) or not isinstance(v, int | float):
             raise DesignError(located(f"{what}: expected a {ptype} constant or a tl.range variable, got {v!r}", loc))
         if ptype.is_int:

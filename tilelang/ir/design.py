@@ -8,6 +8,7 @@ every placement decision lives in the Plan, never here.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tilelang.devices import Device
@@ -95,7 +96,39 @@ class LoopVarArg:
     dtype: DType
 
 
-Arg = ElemArg | ConstArg | LoopVarArg
+@dataclass(frozen=True)
+class AffineArg:
+    """``offset + sum(coeff * %i<depth>)`` over enclosing loops' induction variables, as an integer ``dtype``.
+
+    The sum is exact; the argument is its value wrapped to ``dtype`` (two's complement), as a
+    C cast of a wider integer. ``terms`` are ``(depth, coeff)`` pairs, depths ascending and
+    distinct, coefficients non-zero.
+    """
+
+    terms: tuple[tuple[int, int], ...]
+    offset: int
+    dtype: DType
+
+    def __post_init__(self) -> None:
+        depths = [d for d, _ in self.terms]
+        ok = all(isinstance(d, int) and isinstance(c, int) and not isinstance(c, bool) and d >= 0 and c != 0
+                 for d, c in self.terms)
+        if not ok or depths != sorted(set(depths)) or not isinstance(self.offset, int) or isinstance(self.offset, bool):
+            raise DesignError(f"affine argument: terms must be (depth, non-zero int) pairs by ascending depth and the "
+                              f"offset an int, got {self.terms!r} + {self.offset!r}")
+
+    def value(self, loopvars: Sequence[int]) -> int:
+        """The exact (unwrapped) value for the induction variables ``loopvars`` (outermost first)."""
+        return self.offset + sum(c * loopvars[d] for d, c in self.terms)
+
+    def wrapped(self, loopvars: Sequence[int]) -> int:
+        """The value as ``dtype`` holds it (two's complement wrap)."""
+        bits = self.dtype.bits
+        v = self.value(loopvars) & ((1 << bits) - 1)
+        return v - (1 << bits) if v >= 1 << (bits - 1) else v
+
+
+Arg = ElemArg | ConstArg | LoopVarArg | AffineArg
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from lark import Token, Tree
 
 from tilelang.ir.design import (
     Acquire,
+    AffineArg,
     Arg,
     Call,
     ConstArg,
@@ -99,17 +100,42 @@ class _DesignScope:
             raise error(node, f"call of {sym} passes {len(args)} arguments, the kernel takes {len(kernel.params)}")
         out: list[Arg] = []
         for a in args:
+            if a.data == "affine_arg":
+                out.append(self.affine(a, depth))
+                continue
             first, second = a.children
             if a.data == "elem_arg":
                 out.append(ElemArg(self.ref(first, "fifo"), integer(second)))
             elif a.data == "const_arg":
                 out.append(ConstArg(number(first), dtype(second)))
             else:
-                m = re.fullmatch(r"%i(0|[1-9]\d*)", first)
-                if m is None or int(m[1]) >= depth:
-                    raise error(first, f"undefined loop variable {first}")
-                out.append(LoopVarArg(int(m[1]), dtype(second)))
+                out.append(LoopVarArg(self.loop_var(first, depth), dtype(second)))
         return Call(sym[1:], tuple(out))
+
+    @staticmethod
+    def loop_var(tok: Token, depth: int) -> int:
+        m = re.fullmatch(r"%i(0|[1-9]\d*)", tok)
+        if m is None or int(m[1]) >= depth:
+            raise error(tok, f"undefined loop variable {tok}")
+        return int(m[1])
+
+    def affine(self, node: Tree, depth: int) -> AffineArg:
+        """``(c * %i<d> + %i<d> + n ...) : dtype``: coefficients per loop variable, summed, and the constant."""
+        *terms, name = node.children
+        coeff: dict[int, int] = {}
+        offset = 0
+        for t in terms:
+            parts = t.children
+            if len(parts) == 2:
+                d, c = self.loop_var(parts[1], depth), integer(parts[0])
+            elif parts[0].type == "VALUE":
+                d, c = self.loop_var(parts[0], depth), 1
+            else:
+                offset += integer(parts[0])
+                continue
+            coeff[d] = coeff.get(d, 0) + c
+        with located(node):
+            return AffineArg(tuple(sorted((d, c) for d, c in coeff.items() if c)), offset, dtype(name))
 
 
 def _build_design(node: Tree, ctx: ParseContext) -> Design:

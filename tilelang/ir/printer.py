@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from tilelang.ir.design import (
     Acquire,
+    AffineArg,
     Call,
     ConstArg,
     Design,
@@ -207,6 +208,11 @@ def _format_arg(a: object) -> str:
         return f"{format_number(a.value)} : {a.dtype.name}"
     if isinstance(a, LoopVarArg):
         return f"%i{a.depth} : {a.dtype.name}"
+    if isinstance(a, AffineArg):
+        terms = [f"%i{d}" if c == 1 else f"{c} * %i{d}" for d, c in a.terms]
+        if a.offset or not terms:
+            terms.append(str(a.offset))
+        return f"({' + '.join(terms)}) : {a.dtype.name}"
     raise TypeError(f"cannot print call argument {a!r}")
 
 

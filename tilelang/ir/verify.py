@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from tilelang.errors import DesignError
 from tilelang.ir.design import (
     Acquire,
+    AffineArg,
     Call,
     ConstArg,
     Core,
@@ -167,6 +168,12 @@ def check_call(call: Call, kernel: AnyKernel, fifos: dict[str, Fifo], loop_depth
                 raise DesignError(f"{what}: a loop variable is an integer; parameter {p.name!r} is {dt}")
             if a.depth >= loop_depth:
                 raise DesignError(f"{what}: loop variable %i{a.depth} is not in scope")
+        elif isinstance(a, AffineArg):
+            if not dt.is_int:
+                raise DesignError(f"{what}: an expression of loop variables is an integer; parameter {p.name!r} is {dt}")
+            for d, _ in a.terms:
+                if d >= loop_depth:
+                    raise DesignError(f"{what}: loop variable %i{d} is not in scope")
         elif isinstance(a, ConstArg):
             _check_const(a, what, p.name)
 

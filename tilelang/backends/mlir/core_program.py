@@ -24,7 +24,20 @@ from tilelang.backends.mlir import scalar_rules
 from tilelang.backends.mlir._mlir import mlir
 from tilelang.backends.mlir.types import scalar_type
 from tilelang.errors import DesignError
-from tilelang.ir.design import Acquire, Call, ConstArg, Core, Design, ElemArg, Loop, LoopVarArg, Port, Release, Stmt
+from tilelang.ir.design import (
+    Acquire,
+    AffineArg,
+    Call,
+    ConstArg,
+    Core,
+    Design,
+    ElemArg,
+    Loop,
+    LoopVarArg,
+    Port,
+    Release,
+    Stmt,
+)
 from tilelang.ir.verify import core_ports
 
 Held = dict[str, int]
@@ -283,25 +296,42 @@ class CoreEmitter:
                 args.append(scalar_rules.const(a.dtype, a.value))
             elif isinstance(a, LoopVarArg):
                 args.append(self.loop_var(a))
+            elif isinstance(a, AffineArg):
+                args.append(self.affine(a))
             else:
                 raise DesignError(f"core {self.core.name!r}: unsupported argument {a!r} to {kernel.name!r}")
         m.func.CallOp([], self.callees[kernel.name], args)
 
     def loop_var(self, a: LoopVarArg) -> object:
         """The user's induction variable ``start + k * step`` of loop ``a.depth``, as ``a.dtype``."""
+        return self.affine(AffineArg(((a.depth, 1),), 0, a.dtype))
+
+    def affine(self, a: AffineArg) -> object:
+        """``offset + sum(coeff * induction variable)`` as ``a.dtype``: index arithmetic, then a truncating cast.
+
+        Each induction variable is ``start + (mult * j + add) * step`` of its loop's counter ``j``
+        (a constant in an unrolled loop), so the sum is ``const + sum(scale_j * j)``.
+        """
         m = mlir()
-        frame = self.frames[a.depth]
-        lp = frame.loop
-        if isinstance(frame.k, int):
-            return scalar_rules.const(a.dtype, lp.start + frame.k * lp.step)
+        const, scaled = a.offset, []
+        for depth, coeff in a.terms:
+            frame = self.frames[depth]
+            lp = frame.loop
+            if isinstance(frame.k, int):
+                const += coeff * (lp.start + frame.k * lp.step)
+                continue
+            j, mult, add = frame.k
+            const += coeff * (lp.start + add * lp.step)
+            scaled.append((j, coeff * mult * lp.step))
+        if not scaled:
+            return scalar_rules.const(a.dtype, _wrap(const, a.dtype))
         index = m.ir.IndexType.get()
-        j, mult, add = frame.k
-        # start + (mult * j + add) * step
-        v, scale, offset = j, mult * lp.step, lp.start + add * lp.step
-        if scale != 1:
-            v = m.arith.muli(v, m.arith.constant(index, scale))
-        if offset != 0:
-            v = m.arith.addi(v, m.arith.constant(index, offset))
+        v = None
+        for j, scale in scaled:
+            t = j if scale == 1 else m.arith.muli(j, m.arith.constant(index, scale))
+            v = t if v is None else m.arith.addi(v, t)
+        if const != 0:
+            v = m.arith.addi(v, m.arith.constant(index, const))
         return m.arith.index_cast(scalar_type(a.dtype), v)
 
     def count_value(self, c: Count, modulo: int) -> int | object:
@@ -315,3 +345,10 @@ class CoreEmitter:
         for loop, coef in c.terms:
             acc = m.arith.addi(acc, m.arith.muli(self.ivs[loop], m.arith.constant(index, coef)))
         return m.arith.remui(acc, m.arith.constant(index, modulo))
+
+
+def _wrap(v: int, dt: object) -> int:
+    """``v`` as the integer dtype ``dt`` holds it (two's complement)."""
+    bits = dt.bits  # type: ignore[attr-defined]
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >= 1 << (bits - 1) else v

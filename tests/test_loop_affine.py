@@ -1,0 +1,142 @@
+"""Kernel arguments affine in tl.range loop variables: the frontend, the IR text, the simulator.
+
+The emitted MLIR is checked against the same numpy oracle by the zoo design ``loop_affine``
+(tests/test_mlir_physical.py executes its physical module).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from zoo_support import zoo
+
+import tilelang as tl
+from tilelang.ir.design import AffineArg, Call, Loop, LoopVarArg
+
+
+def _calls(body):
+    for s in body:
+        if isinstance(s, Call):
+            yield s
+        elif isinstance(s, Loop):
+            yield from _calls(s.body)
+
+
+def test_expressions_become_affine_arguments():
+    d = zoo.loop_affine("npu1")
+    (call,) = list(_calls(d.cores[0].body))
+    assert call.args[2] == AffineArg(((0, 4), (1, 1)), 0, tl.i32)
+    assert call.args[3] == AffineArg(((1, 5),), 120, tl.i8)
+    text = tl.ir.print(d)
+    assert "(4 * %i0 + %i1) : i32" in text and "(5 * %i1 + 120) : i8" in text
+    back = tl.ir.parse(text)
+    assert tl.ir.print(back) == text
+    assert list(_calls(back.cores[0].body)) == [call]
+
+
+@pytest.mark.parametrize("device", ["npu1", "xcvc1902"])
+def test_simulated_arguments_match_numpy_including_the_wrap(device):
+    d = zoo.loop_affine(device)
+    inputs, want = zoo.oracle("loop_affine", d, np.random.default_rng(3))
+    res = tl.simulate(tl.plan(d, strategy="greedy"), **inputs)
+    np.testing.assert_array_equal(res.outputs["C"], want["C"])
+
+
+def test_wrapped_value_is_twos_complement():
+    a = AffineArg(((0, 100),), 27, tl.i8)
+    assert a.value([1]) == 127 and a.wrapped([1]) == 127
+    assert a.value([2]) == 227 and a.wrapped([2]) == -29
+    assert AffineArg(((0, -1),), 0, tl.i16).wrapped([40000]) == 25536
+
+
+def test_plain_variable_stays_a_loop_variable_and_constants_fold():
+    @tl.kernel
+    def k(c: tl.Tile[(8,), tl.i32], v: tl.i32):
+        c[...] = c + v
+
+    @tl.design(device="npu1")
+    def d(C: tl.Tensor[(8 * 6,), tl.i32]):
+        c = tl.fifo(tl.Tile[(8,), tl.i32], depth=2, name="c")
+
+        @tl.core(name="w")
+        def w():
+            for i in tl.range(2):
+                for j in tl.range(3):
+                    x = c.acquire()
+                    k(x, (i + 1) * 3 - 3 + j - j + 0 * i + j)  # 3 i + j
+                    c.release()
+
+        tl.dma(c, C)
+
+    (call,) = list(_calls(d.cores[0].body))
+    assert call.args[1] == AffineArg(((0, 3), (1, 1)), 0, tl.i32)
+
+    @tl.design(device="npu1")
+    def e(C: tl.Tensor[(8 * 6,), tl.i32]):
+        c = tl.fifo(tl.Tile[(8,), tl.i32], depth=2, name="c")
+
+        @tl.core(name="w")
+        def w():
+            for i in tl.range(6):
+                x = c.acquire()
+                k(x, i + 0)
+                c.release()
+
+        tl.dma(c, C)
+
+    (call,) = list(_calls(e.cores[0].body))
+    assert call.args[1] == LoopVarArg(0, tl.i32)
+
+
+@pytest.mark.parametrize(("expr", "message"), [
+    (lambda i: i // 2, "//"),
+    (lambda i: i % 2, "//"),
+    (lambda i: i * i, r"\* <loop variable"),
+    (lambda i: i * 1.5, r"\* 1.5"),
+    (lambda i: int(i), "only known on the device"),
+])
+def test_non_affine_uses_are_design_errors(expr, message):
+    @tl.kernel
+    def k(c: tl.Tile[(8,), tl.i32], v: tl.i32):
+        c[...] = c + v
+
+    with pytest.raises(tl.DesignError, match=message):
+        @tl.design(device="npu1")
+        def d(C: tl.Tensor[(8 * 4,), tl.i32]):
+            c = tl.fifo(tl.Tile[(8,), tl.i32], depth=2, name="c")
+
+            @tl.core(name="w")
+            def w():
+                for i in tl.range(4):
+                    x = c.acquire()
+                    k(x, expr(i))
+                    c.release()
+
+            tl.dma(c, C)
+
+
+def test_float_parameter_refuses_a_loop_expression():
+    @tl.kernel
+    def k(c: tl.Tile[(8,), tl.f32], v: tl.f32):
+        c[...] = c + v
+
+    with pytest.raises(tl.DesignError, match="is f32; a tl.range variable expression is an integer"):
+        @tl.design(device="npu1")
+        def d(C: tl.Tensor[(8 * 4,), tl.f32]):
+            c = tl.fifo(tl.Tile[(8,), tl.f32], depth=2, name="c")
+
+            @tl.core(name="w")
+            def w():
+                for i in tl.range(4):
+                    x = c.acquire()
+                    k(x, 2 * i + 1)
+                    c.release()
+
+            tl.dma(c, C)
+
+
+def test_parse_errors_name_the_loop_variable():
+    d = zoo.loop_affine("npu1")
+    text = tl.ir.print(d).replace("(4 * %i0 + %i1)", "(4 * %i0 + %i3)")
+    with pytest.raises(tl.ParseError, match="undefined loop variable %i3"):
+        tl.ir.parse(text)
