@@ -53,7 +53,9 @@ def test_matmul_single_core_is_one_core_fed_through_memtiles():
 def test_matmul_whole_array_npu1_ilp_plan_is_exact():
     d = tl.library.matmul(128, 64, 128, in_dtype=tl.i16, out_dtype=tl.i32, tiling={"m": 16, "k": 32, "n": 16})
     assert len(d.cores) == 16
-    assert sorted(ln.name for ln in d.links if ln.kind.value == "join") == [f"join_c_{q}" for q in range(4)]
+    # each column's C leaves as two joins of two rows, over both of its shim's S2MM channels
+    assert sorted(ln.name for ln in d.links if ln.kind.value == "join") == [f"join_c_{q}_{h}" for q in range(4)
+                                                                               for h in range(2)]
     a, b = ints((128, 64), tl.i16, -1000, 1000), ints((64, 128), tl.i16, -1000, 1000)
     res = run(d, strategy="ilp", A=a, B=b)
     assert np.array_equal(res.outputs["C"], (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32))

@@ -9,7 +9,11 @@ programming_examples/basic/matrix_multiplication/whole_array): a grid of
   broadcast along the row (IRON's ``A_L3L2_i`` forwarded to ``A_L2L1_i``).
 - B: one fifo per core column, staged and broadcast down the column.
 - C: each core's tile joins its column's others in the column's memtile
-  (``C_L1L2_*`` joined into ``C_L2L3_col``) on the way back to the host.
+  (``C_L1L2_*`` joined into ``C_L2L3_col``) on the way back to the host. With
+  an even number of rows and two shim S2MM channels per column to spare, the
+  column's C leaves as two joins of half the rows each over two shim channels:
+  the same bytes, but the last block's drain, which nothing overlaps, takes
+  half as long.
 
 On devices without memtiles (AIE1) the same fifos run shim <-> core directly.
 ``cores=1`` is mlir-aie's ``single_core`` example: the same structure on a
@@ -136,12 +140,15 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
             f"N % {Q * n} == 0 and K % {k} == 0"
         )
     c_depth = auto_depth or _c_depth(dev, m, k, n, in_dtype, out_dtype)
+    # two C joins per column (see the module docstring); the streams layout keeps one C stream per column
+    two = layout == "row-major" and grid.rows % 2 == 0 and shim_channels(dev, "s2mm") >= 2 * grid.cols
+    c_groups = 2 if two else 1
     first, mac = _kernels(m, k, n, in_dtype, out_dtype)
     shape = _Shape(M, K, N, m, k, n, grid)
     staged = has_memtiles(dev)
 
     def body(A: TensorArg, B: TensorArg, C: TensorArg) -> None:  # noqa: N803 - the tensors' API names
-        a_l2, b_l2, c_l1, l3 = _fifos(shape, in_dtype, out_dtype, c_depth, staged)
+        a_l2, b_l2, c_l1, l3 = _fifos(shape, in_dtype, out_dtype, c_depth, staged, c_groups)
         for r, q in grid.cells():
             _worker(f"core_{r}_{q}", a_l2[r], b_l2[q], c_l1[r][q], first, mac, shape)
         if layout == "streams":
@@ -174,7 +181,7 @@ def _stream_moves(s: _Shape, A: TensorArg, B: TensorArg, C: TensorArg,  # noqa: 
     moves += [Move(B, b_host[q], pattern(q * b_len, (b_len,), (1,)), True, f"fill_b_{q}") for q in range(Q)]
     if c_host is not None:
         c_len = s.blocks_m * s.blocks_n * R * s.m * s.n
-        moves += [Move(C, c_host[q], pattern(q * c_len, (c_len,), (1,)), False, f"drain_c_{q}") for q in range(Q)]
+        moves += [Move(C, c_host[q][0], pattern(q * c_len, (c_len,), (1,)), False, f"drain_c_{q}") for q in range(Q)]
     else:
         c_len = s.blocks_m * s.blocks_n * s.m * s.n
         moves += [Move(C, c_l1[r][q], pattern((r * Q + q) * c_len, (c_len,), (1,)), False, f"drain_c_{r}_{q}")
@@ -280,8 +287,9 @@ def _kernels(m: int, k: int, n: int, in_dtype: DType, acc: DType) -> tuple:
     return matmul_first, matmul_acc
 
 
-def _fifos(s: _Shape, in_dtype: DType, acc: DType, c_depth: int, staged: bool):
-    """The fifos and links: (A per row, B per column, C per core, host-side fifos)."""
+def _fifos(s: _Shape, in_dtype: DType, acc: DType, c_depth: int, staged: bool, c_groups: int):
+    """The fifos and links: (A per row, B per column, C per core, host-side fifos: C's per column and group
+    of ``R / c_groups`` consecutive rows)."""
     R, Q = s.grid.rows, s.grid.cols
     c_l1 = [[fifo(Tile[(s.m, s.n), acc], depth=c_depth, name=f"c_l1_{r}_{q}") for q in range(Q)] for r in range(R)]
     if not staged:
@@ -292,16 +300,20 @@ def _fifos(s: _Shape, in_dtype: DType, acc: DType, c_depth: int, staged: bool):
     a_l2 = [fifo(Tile[(s.m, s.k), in_dtype], depth=2, name=f"a_l2_{r}") for r in range(R)]
     b_l3 = [fifo(Tile[(s.k, s.n), in_dtype], depth=2, name=f"b_l3_{q}") for q in range(Q)]
     b_l2 = [fifo(Tile[(s.k, s.n), in_dtype], depth=2, name=f"b_l2_{q}") for q in range(Q)]
-    c_l2 = [fifo(Tile[(R * s.m, s.n), acc], depth=2, name=f"c_l2_{q}") for q in range(Q)]
+    rows = R // c_groups
+    tag = [f"_{h}" if c_groups > 1 else "" for h in range(c_groups)]
+    c_l2 = [[fifo(Tile[(rows * s.m, s.n), acc], depth=2, name=f"c_l2_{q}{tag[h]}") for h in range(c_groups)]
+            for q in range(Q)]
     for r in range(R):
         dma(a_l3[r], a_l2[r], name=f"forward_a_{r}")
     for q in range(Q):
         dma(b_l3[q], b_l2[q], name=f"forward_b_{q}")
-        if R == 1:
-            dma(c_l1[0][q], c_l2[q], name=f"forward_c_{q}")
-        else:
-            join([c_l1[r][q] for r in range(R)], c_l2[q], offsets=[r * s.m * s.n for r in range(R)],
-                 name=f"join_c_{q}")
+        for h in range(c_groups):
+            if rows == 1:
+                dma(c_l1[h][q], c_l2[q][h], name=f"forward_c_{q}{tag[h]}")
+            else:
+                join([c_l1[h * rows + r][q] for r in range(rows)], c_l2[q][h],
+                     offsets=[r * s.m * s.n for r in range(rows)], name=f"join_c_{q}{tag[h]}")
     return a_l2, b_l2, c_l1, (a_l3, b_l3, c_l2)
 
 
@@ -342,8 +354,12 @@ def _runtime_sequence(s: _Shape, A: TensorArg, B: TensorArg, C: TensorArg,  # no
         for q in range(Q):
             base = bi * R * m * N + q * n
             if c_host is not None:
-                moves.append(Move(C, c_host[q], pattern(base, (s.blocks_n, R * m, n), (Q * n, N, 1)), False,
-                                  f"drain_c_{bi}_{q}"))
+                groups = c_host[q]
+                rows = R // len(groups)
+                for h, fifo_h in enumerate(groups):
+                    tag = f"_{h}" if len(groups) > 1 else ""
+                    moves.append(Move(C, fifo_h, pattern(base + h * rows * m * N, (s.blocks_n, rows * m, n),
+                                                         (Q * n, N, 1)), False, f"drain_c_{bi}_{q}{tag}"))
                 continue
             for r in range(R):
                 moves.append(Move(C, c_l1[r][q], pattern(base + r * m * N, (s.blocks_n, m, n), (Q * n, N, 1)), False,

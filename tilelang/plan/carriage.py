@@ -136,25 +136,73 @@ def link_parts(problem: Problem, name: str) -> int:
     return part_count(problem.link(name))
 
 
+#: Stream channels a link's fifos take on its memtile's vertical links: in from and out to the
+#: compute tile above (fifos of cores) and the shim below (fifos of the host).
+LINK_PORTS = ("from_above", "to_above", "from_below", "to_below")
+
+
 def link_needs(problem: Problem, name: str) -> dict[str, int]:
-    """What a link asks of its memtile: DMA channels per direction, bytes, BDs and locks.
+    """What a link asks of its memtile: DMA channels per direction, bytes, BDs, locks and vertical links.
 
     One S2MM channel per source fifo and one MM2S per destination; the whole
     fifo's buffers; BDs and locks as the emitter builds them
     (``descriptors.end_bds``, ``descriptors.set_locks``: the whole fifo's
     channel has one BD per buffer and part, each part channel one per buffer,
-    and each part its own lock pair).
+    and each part its own lock pair); and per vertical link of the memtile
+    (``LINK_PORTS``) the fifos that cross it: a source fifo a core produces
+    comes in from above, one the host produces from below; a destination fifo
+    leaves upwards when a core consumes it (one channel for a broadcast) and
+    downwards when the host does.
     """
     ln = problem.link(name)
     whole = problem.fifo(whole_fifo(ln))
     agent = f"link:{name}"
+    ports = dict.fromkeys(LINK_PORTS, 0)
+    for f in ln.srcs:
+        producer = problem.fifo(f).producer
+        if producer.startswith("core:"):
+            ports["from_above"] += 1
+        elif producer == HOST:
+            ports["from_below"] += 1
+    for f in ln.dsts:
+        consumers = problem.fifo(f).consumers
+        ports["to_above"] += any(c.startswith("core:") for c in consumers)
+        ports["to_below"] += HOST in consumers
     return {
         S2MM: len(ln.srcs),
         MM2S: len(ln.dsts),
         "bytes": whole.elem_bytes * whole.depth,
         "bds": sum(end_bds(problem.design, f, agent) for f in ln.fifos),
         "locks": set_locks(problem.device, whole.depth, part_count(ln)),
+        **ports,
     }
+
+
+#: Vertical-link capacity that stands for "no limit": a memtile whose row has east/west links can be
+#: entered around its own vertical links.
+_UNLIMITED = 1 << 20
+
+
+def memtile_ports(device: Device, m: Coord) -> dict[str, int]:
+    """Channels of the memtile's links to the tile above and the shim below (``LINK_PORTS``).
+
+    Flows between a memtile and cores or the host can only use these when the
+    memtile has no east/west links (AIE-ML's: AIE_FACTS "Stream switch", "none
+    east/west at memtiles"), short of a detour through another column's
+    memtile and the shim row; otherwise the ports do not bound the links placed
+    there.
+    """
+    c, r = m
+    links = set(device.links())
+    if ((m, (c + 1, r)) in links) or ((m, (c - 1, r)) in links):
+        return dict.fromkeys(LINK_PORTS, _UNLIMITED)
+
+    def cap(a: Coord, b: Coord) -> int:
+        return device.link_capacity(a, b) if (a, b) in links else 0
+
+    above, below = (c, r + 1), (c, r - 1)
+    return {"from_above": cap(above, m), "to_above": cap(m, above), "from_below": cap(below, m),
+            "to_below": cap(m, below)}
 
 
 def _buffer_sets(problem: Problem, f: FifoSpec, placement: Placement, shared: tuple[Coord, ...]) -> list[BufferSet]:

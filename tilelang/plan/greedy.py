@@ -20,7 +20,7 @@ from tilelang.devices import Device
 from tilelang.errors import PlanError
 from tilelang.ir.plan import agent_name
 from tilelang.ir.verify import HOST
-from tilelang.plan.carriage import MM2S, S2MM, Placement, common_memories, link_needs
+from tilelang.plan.carriage import LINK_PORTS, MM2S, S2MM, Placement, common_memories, link_needs, memtile_ports
 from tilelang.plan.descriptors import end_bds, host_end_locks
 from tilelang.plan.fabric import hops, manhattan
 from tilelang.plan.problem import Coord, FifoSpec, Problem
@@ -141,13 +141,13 @@ def _partner_tiles(problem: Problem, f: FifoSpec, me: str, cores: dict[str, Coor
 
 #: Placements of single links the link search tries before settling for the least-overflow greedy fit.
 LINK_SEARCH_BUDGET = 20_000
-_LINK_KINDS = (S2MM, MM2S, "bytes", "bds", "locks")
+_LINK_KINDS = (S2MM, MM2S, "bytes", "bds", "locks", *LINK_PORTS)
 
 
 def _memtile_capacity(dev: Device, m: Coord) -> dict[str, int]:
     """What a memtile offers links: DMA channels per direction, bytes, BDs (both pools) and locks."""
     return {S2MM: dev.dma_channels(m, S2MM), MM2S: dev.dma_channels(m, MM2S), "bytes": dev.memory_bytes(m),
-            "bds": dev.buffer_descriptors(m), "locks": dev.locks(m)}
+            "bds": dev.buffer_descriptors(m), "locks": dev.locks(m), **memtile_ports(dev, m)}
 
 
 def place_links(problem: Problem, cores: dict[str, Coord]) -> dict[str, Coord]:

@@ -15,8 +15,11 @@ big-M sharing term instead.
 
 Constraint families: one core per tile; per core, streamed fifos within its
 DMA channels and own buffers within its memory (a consumer's copy vanishes
-when shared); per memtile, its links' channels, bytes, BDs and locks; per
-shim, host ends per direction.
+when shared); per memtile, its links' channels, bytes, BDs and locks, and
+the fifos crossing its links to the core above and the shim below (AIE-ML
+memtiles have no east/west links, so a core's fifo into a link enters its
+memtile from above: more than those links carry cannot be routed without a
+detour); per shim, host ends per direction.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from __future__ import annotations
 import pulp
 
 from tilelang.ir.verify import HOST
-from tilelang.plan.carriage import MM2S, S2MM, Placement, common_memories, link_needs
+from tilelang.plan.carriage import MM2S, S2MM, Placement, common_memories, link_needs, memtile_ports
 from tilelang.plan.fabric import hops, manhattan
 from tilelang.plan.problem import Coord, FifoSpec, Problem
 from tilelang.plan.resources import STACK_BYTES
@@ -206,9 +209,10 @@ class PlacementModel:
             self._add_if_variable(mem, cap - STACK_BYTES, f"mem_{i}")
 
     def memtiles(self) -> None:
-        """Links' DMA channels, buffer bytes, BDs and locks within each memtile."""
+        """Links' DMA channels, buffer bytes, BDs, locks and vertical stream links within each memtile."""
         if not self.p.links:
             return
+        needs = {ln.name: link_needs(self.p, ln.name) for ln in self.p.links}
         for m in self.dev.tiles("mem"):
             have = {
                 MM2S: self.dev.dma_channels(m, MM2S),
@@ -216,10 +220,12 @@ class PlacementModel:
                 "bytes": self.dev.memory_bytes(m),
                 "bds": self.dev.buffer_descriptors(m),
                 "locks": self.dev.locks(m),
+                **memtile_ports(self.dev, m),
             }
             for k, cap in have.items():
-                use = [link_needs(self.p, ln.name)[k] * self.assign[f"link:{ln.name}"][m] for ln in self.p.links]
-                self.prob += pulp.lpSum(use) <= cap, f"m{k}_{m[0]}_{m[1]}"
+                use = [needs[ln.name][k] * self.assign[f"link:{ln.name}"][m] for ln in self.p.links]
+                if sum(needs[ln.name][k] for ln in self.p.links) > cap:
+                    self.prob += pulp.lpSum(use) <= cap, f"m{k}_{m[0]}_{m[1]}"
 
     def shims(self) -> None:
         """Host ends within each shim's DMA channels per direction."""
