@@ -352,3 +352,40 @@ def test_links_pack_memtile_channels_exactly(strategy):
     x = np.random.default_rng(0).standard_normal(16 * 512).astype(bfloat16)
     assert np.array_equal(tl.simulate(p, mode="functional", **{d.params[0].name: x}).outputs[d.params[1].name],
                           np.maximum(x, 0))
+
+
+def test_link_needs_count_the_memtile_vertical_links_by_hand():
+    from tilelang.plan.carriage import link_needs, memtile_ports
+
+    d = tl.library.matmul(128, 64, 128, in_dtype=tl.i16, out_dtype=tl.i32, tiling={"m": 16, "k": 32, "n": 16})
+    problem = build_problem(d)
+    # a half-join of two cores' C into one fifo the host drains
+    assert {k: v for k, v in link_needs(problem, "join_c_0_1").items() if k in ("from_above", "to_above",
+            "from_below", "to_below")} == {"from_above": 2, "to_above": 0, "from_below": 0, "to_below": 1}
+    # A's forward: in from the host, out to a row of cores (one broadcast: one channel)
+    needs = link_needs(problem, "forward_a_0")
+    assert (needs["from_below"], needs["to_above"], needs["from_above"], needs["to_below"]) == (1, 1, 0, 0)
+    # npu1's memtile links: 4 down from the core above, 6 up to it, 6 up from the shim, 4 down to it
+    assert memtile_ports(tl.device("npu1"), (1, 1)) == {"from_above": 4, "to_above": 6, "from_below": 6,
+                                                       "to_below": 4}
+
+
+@pytest.mark.parametrize(("device", "strategy"), [("npu1", "ilp"), ("npu1", "greedy"), ("npu2", "greedy")])
+def test_placed_links_fit_their_memtiles_vertical_links(device, strategy):
+    """Two C half-joins per column put 4 core fifos into each memtile from above, its link's whole capacity;
+    the placement keeps every memtile within it, so the plan routes."""
+    from tilelang.plan.carriage import LINK_PORTS, link_needs, memtile_ports
+
+    d = tl.library.matmul(256, 64, 256, in_dtype=tl.i8, out_dtype=tl.i32, device=device,
+                          tiling={"m": 32, "k": 32, "n": 32})
+    p = plan(d, strategy=strategy)
+    check_plan(p)
+    problem = build_problem(d)
+    used: dict = {}
+    for link in d.links:
+        m = p.link_tiles[link.name]
+        for k in LINK_PORTS:
+            used[m, k] = used.get((m, k), 0) + link_needs(problem, link.name)[k]
+    assert max(v for (_, k), v in used.items() if k == "from_above") == 4
+    for (m, k), v in used.items():
+        assert v <= memtile_ports(p.device, m)[k], (m, k, v)
