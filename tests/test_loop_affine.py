@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from zoo_support import zoo
 
 import tilelang as tl
@@ -140,3 +142,35 @@ def test_parse_errors_name_the_loop_variable():
     text = tl.ir.print(d).replace("(4 * %i0 + %i1)", "(4 * %i0 + %i3)")
     with pytest.raises(tl.ParseError, match="undefined loop variable %i3"):
         tl.ir.parse(text)
+
+
+def _with_args(body, args):
+    out = []
+    for s in body:
+        if isinstance(s, Call):
+            s = Call(s.kernel, args)
+        elif isinstance(s, Loop):
+            s = Loop(s.start, s.stop, s.step, _with_args(s.body, args))
+        out.append(s)
+    return tuple(out)
+
+
+_coeff = st.integers(-10**6, 10**6).filter(bool)
+
+
+@settings(max_examples=40, deadline=None)
+@given(terms=st.dictionaries(st.integers(0, 1), _coeff, max_size=2), offset=st.integers(-2**40, 2**40),
+       small=st.dictionaries(st.integers(0, 1), _coeff, max_size=2), off8=st.integers(-300, 300))
+def test_affine_arguments_print_and_parse_back(terms, offset, small, off8):
+    from dataclasses import replace
+
+    d = zoo.loop_affine("npu1")
+    (call,) = list(_calls(d.cores[0].body))
+    args = (call.args[0], call.args[1], AffineArg(tuple(sorted(terms.items())), offset, tl.i32),
+            AffineArg(tuple(sorted(small.items())), off8, tl.i8))
+    core = replace(d.cores[0], body=_with_args(d.cores[0].body, args))
+    d2 = replace(d, cores=(core,))
+    text = tl.ir.print(d2)
+    back = tl.ir.parse(text)
+    assert list(_calls(back.cores[0].body))[0].args == args
+    assert tl.ir.print(back) == text
