@@ -52,6 +52,7 @@ from tilelang.devices.costs import (
     STORE_BYTES_PER_CYCLE,
     intrinsic_shape,
 )
+from tilelang.devices.kernel_cost import BANK_BYTES_PER_CYCLE
 
 if TYPE_CHECKING:
     from tilelang.plan.tiling_model import Contraction
@@ -74,7 +75,10 @@ def call_cycles(c: Contraction, device: Device, t: dict[str, np.ndarray], accumu
         accumulate: the call reads the output tile and adds to it (every call after a tile's first).
 
     Returns:
-        Cycles of one call: overhead + loop overhead + busiest slot.
+        Cycles of one call: overhead + loop overhead + the busiest of its VLIW slots and of the memory
+        banks its operands sit in, each operand in a bank of its own (``kernel_cost.call_timing``: a
+        bank serves ``BANK_BYTES_PER_CYCLE`` per cycle, so an operand re-read more often than the load
+        units can take it binds the call by itself).
     """
     macs = device.macs_per_cycle(c.in_dtypes[0])
     m0, _, n0 = intrinsic_shape(macs)
@@ -83,15 +87,20 @@ def call_cycles(c: Contraction, device: Device, t: dict[str, np.ndarray], accumu
     # output register blocks along each output index: MATMUL_REG_BLOCK intrinsic tiles each
     blocks = {j: np.ceil(t[j] / (MATMUL_REG_BLOCK * reg.get(j, 1))) if matmul else 1.0 for j in c.output}
     load = 0.0
+    bank = 0.0
     for x, dt in zip(c.inputs, c.in_dtypes, strict=True):
         reads = _prod([blocks[j] for j in c.output if j not in x])
-        load = load + _prod([t[i] for i in x]) * dt.bytes * reads
+        moved = _prod([t[i] for i in x]) * dt.bytes * reads
+        load = load + moved
+        bank = np.maximum(bank, moved / BANK_BYTES_PER_CYCLE)
     out_bytes = _prod([t[i] for i in c.output]) * c.out_dtype.bytes
+    bank = np.maximum(bank, out_bytes * (2 if accumulate else 1) / BANK_BYTES_PER_CYCLE)
     load = (load + (out_bytes if accumulate else 0.0)) / LOAD_BYTES_PER_CYCLE
     store = out_bytes / STORE_BYTES_PER_CYCLE
     mac = _prod([t[i] for i in c.indices]) / macs
     fixed = _prod(list(blocks.values())) * MATMUL_BLOCK_OVERHEAD if matmul else 0.0
-    return CALL_OVERHEAD + np.ceil(fixed + np.maximum(np.maximum(load, store), mac))
+    busiest = np.maximum(np.maximum(np.maximum(load, store), mac), bank)
+    return CALL_OVERHEAD + np.ceil(fixed + busiest)
 
 
 def _steps(c: Contraction, t: dict[str, np.ndarray]) -> np.ndarray | float:
