@@ -44,6 +44,9 @@ class CoreStats:
 
     Attributes:
         busy: cycles spent in kernel calls.
+        banks: of ``busy``, the cycles calls took beyond their length with no memory-bank limit
+            (operands sharing a bank, a DMA using a bank a call reads, or one operand re-read
+            faster than its bank serves).
         stall: cycles spent blocked in acquires.
         stalls: stall cycles per fifo.
         calls: kernel calls made.
@@ -51,6 +54,7 @@ class CoreStats:
     """
 
     busy: int = 0
+    banks: int = 0
     stall: int = 0
     stalls: dict[str, int] = field(default_factory=dict)
     calls: int = 0
@@ -237,6 +241,8 @@ class CoreRunner:
                     else:
                         yield cycles
                     stats.busy += cycles
+                    if timing is not None and timing.alone:
+                        stats.banks += cycles - timing.alone
                     if trace is not None:
                         trace.add_span(track, ins[2], start, cycles)
             elif op == _LOOP:

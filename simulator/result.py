@@ -176,10 +176,11 @@ class Stats:
     def report(self) -> str:
         """A readable table of the statistics."""
         lines = [f"total cycles: {self.cycles}   events: {self.events}   mean core utilisation: "
-                 f"{self.utilisation():.1%}", "", "core                busy      stall     util  stalled on"]
+                 f"{self.utilisation():.1%}", "",
+                 "core                busy  (of which banks)      stall     util  stalled on"]
         for name, c in self.cores.items():
             on = ", ".join(f"{f} {n}" for f, n in sorted(c.stalls.items(), key=lambda kv: -kv[1]))
-            lines.append(f"{name:<18} {c.busy:>9} {c.stall:>9} {c.utilisation(self.cycles):>7.1%}  {on}")
+            lines.append(f"{name:<18} {c.busy:>9} {c.banks:>17} {c.stall:>10} {c.utilisation(self.cycles):>8.1%}  {on}")
         for title, table in (("DMA channel", self.channels), ("memtile link", self.links),
                              ("stream link", self.stream_links)):
             if table:

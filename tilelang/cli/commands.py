@@ -130,7 +130,7 @@ def summarise(res: object) -> dict:
         "seconds": res.seconds,  # type: ignore[attr-defined]
         "mode": res.mode,  # type: ignore[attr-defined]
         "utilisation": stats.utilisation(),
-        "cores": {n: {"busy": c.busy, "stall": c.stall, "stalls": c.stalls, "calls": c.calls}
+        "cores": {n: {"busy": c.busy, "banks": c.banks, "stall": c.stall, "stalls": c.stalls, "calls": c.calls}
                   for n, c in stats.cores.items()},
         "outputs": {n: {"shape": list(a.shape), "dtype": str(a.dtype)} for n, a in res.outputs.items()},  # type: ignore[attr-defined]
     }

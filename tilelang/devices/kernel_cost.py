@@ -282,11 +282,13 @@ class CallTiming:
         cycles: the call's cycles.
         bound: cycles of the busiest resource (slot or bank) during the call's body.
         banks: cycles each memory bank the call touches is busy serving it.
+        alone: the call's cycles if no bank limited it (``kernel_cycles``).
     """
 
     cycles: int
     bound: float
     banks: dict[Hashable, float]
+    alone: int = 0
 
 
 def call_timing(kernel: Kernel, device: Device, bank_of: Mapping[str, Hashable]) -> CallTiming:
@@ -309,4 +311,5 @@ def call_timing(kernel: Kernel, device: Device, bank_of: Mapping[str, Hashable])
         if bank is not None:
             demand[bank] = demand.get(bank, 0.0) + nbytes / BANK_BYTES_PER_CYCLE
     bound = max(slots.busiest(), *demand.values()) if demand else slots.busiest()
-    return CallTiming(CALL_OVERHEAD + math.ceil(slots.fixed + bound), bound, demand)
+    return CallTiming(CALL_OVERHEAD + math.ceil(slots.fixed + bound), bound, demand,
+                      CALL_OVERHEAD + math.ceil(slots.fixed + slots.busiest()))
