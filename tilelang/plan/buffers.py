@@ -84,7 +84,8 @@ SAME_SET = 1.0
 #: Contention weights are scaled so the heaviest pair of the design weighs this much.
 PAIR_SCALE = 100.0
 #: Phase costs (call counts x cycles lost) are scaled so the costliest phase of the design, all its
-#: buffers in one bank, weighs this much: a cycle lost outweighs any pair preference.
+#: buffers in one bank, weighs this much: a hundred times the heaviest pair, so the cycles lost
+#: decide and the pairs mostly rank assignments that lose the same.
 PHASE_SCALE = 1e4
 
 @dataclass(frozen=True)
