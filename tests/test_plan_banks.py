@@ -140,8 +140,9 @@ def test_phases_predict_the_cycles_the_simulator_charges() -> None:
     assert len(calls) == 4 * 4 * 4  # cores x C tiles each (2 x 2 blocks) x k steps
     assert predicted > 0
     assert sum(dur - alone[name] for name, dur in calls) == predicted
-    # the simulator's own account of it, per core
+    # the simulator's own account of it, per core, and the plan's
     assert sum(c.banks for c in res.stats.cores.values()) == predicted
+    assert p.solves["buffers"].objective == predicted
     # One core's six 8 KiB buffers over four 16 KiB banks (bank 0 holds the 1 KiB stack), every way.
     tile = p.placement["core_0_0"]
     mine = sorted(n for n, b in p.buffers.items() if b.tile == tile)

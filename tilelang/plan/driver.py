@@ -11,6 +11,7 @@ out of the Plan's JSON (``SolveInfo.seconds`` is 0.0; the times are in
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from tilelang.errors import PlanError
 from tilelang.ir.design import Design
@@ -50,16 +51,22 @@ def _place(problem: Problem, strategy: str, solver: str, budget: float) -> tuple
 
 
 def _buffers(problem: Problem, carriage: Carriage, placement: Placement, strategy: str, solver: str, budget: float):
+    """Buffers and banks; the SolveInfo's objective is the cycles kernel calls are predicted to lose to
+    memory banks over one run, summed over cores (the phases under the chosen banks)."""
     core_tiles = set(placement.cores.values())
     weights, phases = contention(problem.design, set(carriage.shared))
     if strategy == "ilp":
-        chooser, info = ilp_banks(solver, budget)
+        chooser, record = ilp_banks(solver, budget)
         bufs, shared_at = place_buffers(problem.device, carriage, core_tiles, chooser, weights=weights, phases=phases)
-        return bufs, shared_at, info.result()
-    bufs, shared_at = place_buffers(
-        problem.device, carriage, core_tiles, first_fit_banks, weights=weights, phases=phases
-    )
-    return bufs, shared_at, SolveInfo("first-fit", "feasible", 0.0)
+        info = record.result()
+    else:
+        bufs, shared_at = place_buffers(
+            problem.device, carriage, core_tiles, first_fit_banks, weights=weights, phases=phases
+        )
+        info = SolveInfo("first-fit", "feasible", 0.0)
+    banks = {name: b.bank for name, b in bufs.items()}
+    lost = float(sum(n * ph.lost(banks) for ph, n in phases.items()))
+    return bufs, shared_at, replace(info, objective=lost)
 
 
 def _flows(problem: Problem, carriage: Carriage, placement: Placement) -> tuple[list, list[str]]:
