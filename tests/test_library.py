@@ -490,6 +490,8 @@ def test_matmul_stream_layout_moves_one_run_per_fifo_and_matches_numpy(device, c
 
 
 def test_matmul_stream_layout_errors():
+    with pytest.raises(tl.DesignError, match='linear runs only.*use layout="streams"'):
+        tl.library.matmul(256, 256, 256, in_dtype=tl.i16, out_dtype=tl.i32, device="xcvc1902")
     with pytest.raises(tl.DesignError, match='layout must be "row-major" or "streams"'):
         tl.library.matmul(64, 64, 64, cores=1, tiling={"m": 32, "k": 32, "n": 32}, layout="tiled")
     rowmajor = tl.library.matmul(64, 64, 64, cores=1, tiling={"m": 32, "k": 32, "n": 32})

@@ -47,7 +47,7 @@ from tilelang.ir.dtypes import DType, bf16, f32
 from tilelang.ir.pattern import pattern
 from tilelang.ir.types import Tensor, Tile
 from tilelang.library._common import Grid, build_design, choose_grid, has_memtiles, resolve_device, shim_channels
-from tilelang.library._movement import Move, issue
+from tilelang.library._movement import Move, ShimLimits, issue
 from tilelang.plan.resources import STACK_BYTES
 from tilelang.plan.tiling_model import out_depth
 
@@ -138,6 +138,12 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
         raise DesignError(
             f"matmul {M}x{K}x{N}: tiles m={m}, k={k}, n={n} on a {R}x{Q} core grid need M % {R * m} == 0, "
             f"N % {Q * n} == 0 and K % {k} == 0"
+        )
+    if layout == "row-major" and ShimLimits.of(dev).wrap == 0 and not (k == K and n == N):
+        raise DesignError(
+            f"matmul on {dev.name}: its shim DMA walks linear runs only, so an {m}x{k} tile of a row-major A "
+            f"(or a {k}x{n} tile of B) is not one move; use layout=\"streams\" and lay the tensors out with "
+            f"tl.library.pack_streams (docs/library.md)"
         )
     c_depth = auto_depth or _c_depth(dev, m, k, n, in_dtype, out_dtype)
     # two C joins per column (see the module docstring); the streams layout keeps one C stream per column
