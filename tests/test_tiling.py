@@ -97,7 +97,7 @@ def scalar_estimate(c, dev, t, s, big):
     if not depth:
         return None
     mems = dev.tiles("mem")
-    level = big if mems else t
+    level = big if mems else {i: s[i] * t[i] if i in c.output else t[i] for i in t}  # broadcast per grid block
     if mems:
         n_mem = min(cols_used, len(mems))
         blocks = [math.prod(big[i] for i in x) * dt.bytes for x, dt in zip(c.inputs, c.in_dtypes, strict=True)]

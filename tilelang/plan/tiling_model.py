@@ -6,7 +6,10 @@ accumulating a ``t``-tile (its core-memory tile) of the output over the whole
 reduction, fed with ``t``-tiles of the inputs streamed from the memtiles,
 which stage ``T``-blocks read from DDR (``T_i`` a multiple of ``s_i t_i`` for
 output indices, of ``t_i`` for reduction indices). Devices without memtiles
-(AIE1) feed the cores from the shims directly.
+(AIE1) feed the cores from the shims directly, each input tile broadcast from
+one shim channel to the cores that share it (a row of cores shares A's
+tiles, a column B's, as ``tl.library.matmul`` builds it), so DDR is read per
+``s_i t_i`` block there too.
 
 The estimate (cycles) is the largest of the time terms, which overlap under
 double buffering (a roofline over the levels):
@@ -281,7 +284,9 @@ def evaluate(c: Contraction, device: Device, sp: Space, max_cores: int) -> Evalu
         ok &= tb / 4 <= (1 << core_len)
 
     mems = device.tiles("mem")
-    ddr_level = big if mems else t
+    # DDR is read per memtile block, or without memtiles per block of the core grid (a tile is
+    # broadcast from its shim channel to the cores that share it)
+    ddr_level = big if mems else {i: s[i] * t[i] if i in c.output else t[i] for i in sp.indices}
     mem_bytes = full
     if mems:
         n_mem = np.minimum(cols_used, len(mems))
