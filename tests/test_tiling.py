@@ -108,6 +108,12 @@ def scalar_estimate(c, dev, t, s, big):
             return None
     bw, shim_bw = dev.stream_bits / 8, dev.shim_bandwidth_bytes_per_cycle()
     shims = [x for x in dev.tiles("shim") if dev.is_noc_shim(x)]
+    if not mems:  # one shim channel per input stream (group of cores sharing a tile) and per core's output
+        if sum(math.prod(s[i] for i in x if i in c.output) for x in c.inputs) > sum(
+                dev.dma_channels(x, "mm2s") for x in shims):
+            return None
+        if cores > sum(dev.dma_channels(x, "s2mm") for x in shims):
+            return None
     ch = 2 * max(1, min(cols_used, len(shims)))
     terms = [c.macs / (cores * dev.macs_per_cycle(c.in_dtypes[0])), c.numel(c.output) * out_b / cores / bw]
     ddr_in = 0.0

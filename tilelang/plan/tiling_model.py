@@ -34,7 +34,8 @@ index it lacks (no reuse across those tiles); the output leaves once, unless
 memtile blocks hold more output than the cores accumulate and the reduction
 is split over blocks (then partial sums go out and come back).
 
-Feasibility: tile sizes divide the extents and are multiples of the kernel
+Feasibility: without memtiles, the shims have a channel for every input
+stream and every core's output; tile sizes divide the extents and are multiples of the kernel
 intrinsic's shape (``tilelang.devices.costs.MICROKERNEL``); core memory holds double-buffered input
 tiles, the output tile (double-buffered when that fits, else single-buffered: ``out_depth``, and
 then its drain is not overlapped, see ``tiling_calls.py``) and the stack; memtiles hold double-buffered input blocks
@@ -300,6 +301,12 @@ def evaluate(c: Contraction, device: Device, sp: Space, max_cores: int) -> Evalu
         groups = sum(_prod([s[i] for i in x if i in c.output]) for x in c.inputs)
         ok &= groups <= n_mem * device.dma_channels(mems[0], "mm2s")
     shims = [x for x in device.tiles("shim") if device.is_noc_shim(x)]
+    if not mems and shims:
+        # straight from the shims: a channel per input stream (one per group of cores sharing a tile) and
+        # one per core's output
+        groups = sum(_prod([s[i] for i in x if i in c.output]) for x in c.inputs)
+        ok &= groups <= sum(device.dma_channels(x, "mm2s") for x in shims)
+        ok &= cores <= sum(device.dma_channels(x, "s2mm") for x in shims)
     shim_wrap = device.bd_field_bits(shims[0])["wrap"] if shims else 0
     if shim_wrap:
         for x, dt in zip(c.inputs, c.in_dtypes, strict=True):
