@@ -75,7 +75,20 @@ def _dir(f: FifoSpec, core: str) -> str:
     return MM2S if f.producer == f"core:{core}" else S2MM
 
 
+def _link_anchor(problem: Problem, link: str, placed: dict[str, Coord]) -> Coord | None:
+    """The memtile a link will likely take: the one nearest the first placed core sending into it."""
+    for fname in problem.link(link).srcs:
+        a = problem.fifo(fname).producer
+        if a.startswith("core:") and agent_name(a) in placed:
+            u = placed[agent_name(a)]
+            return min(problem.device.tiles("mem"), key=lambda m: (hops(problem.device, u, m), m))
+    return None
+
+
 def _core_cost(problem: Problem, core: str, t: Coord, fifos: list[FifoSpec], placed: dict[str, Coord]) -> float:
+    """Bytes x distance to placed partners; a link the core sends into counts as the memtile nearest the
+    first placed core sending into it (so a join's cores gather in one column), any other link as the
+    nearest memtile."""
     dev = problem.device
     cost = 0.0
     streams = {MM2S: 0, S2MM: 0}
@@ -88,7 +101,10 @@ def _core_cost(problem: Problem, core: str, t: Coord, fifos: list[FifoSpec], pla
             if a == HOST:
                 cost += f.traffic * host_distance(dev, t)
             elif a.startswith("link:"):
-                cost += f.traffic * memtile_distance(dev, t)
+                # a core sending into a link goes near the cores already sending into it (they enter its
+                # memtile from above, through one column); what a link sends out may be a broadcast along a row
+                anchor = _link_anchor(problem, agent_name(a), placed) if f.producer == me else None
+                cost += f.traffic * (memtile_distance(dev, t) if anchor is None else hops(dev, t, anchor))
             elif agent_name(a) in placed:
                 u = placed[agent_name(a)]
                 if f.shareable and common_memories(dev, t, u):
