@@ -48,7 +48,7 @@ def draw_timeline(result: object) -> Figure:
 
 
 def draw_utilisation(result: object) -> Figure:
-    """Busy and stalled fraction of every core."""
+    """Busy (kernel calls, with the part lost to memory-bank conflicts) and stalled fraction of every core."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -59,14 +59,19 @@ def draw_utilisation(result: object) -> Figure:
     total = max(1, stats.cycles)
     fig, ax = plt.subplots(figsize=(max(5.0, 0.45 * len(cores) + 2), 3.5))
     xs = range(len(cores))
+    banks = [getattr(c, "banks", 0) / total for _, c in cores]
+    kernel = [c.busy / total - b for (_, c), b in zip(cores, banks, strict=True)]
     busy = [c.busy / total for _, c in cores]
     stall = [c.stall / total for _, c in cores]
-    ax.bar(xs, busy, label="busy", color="#31a354")
+    ax.bar(xs, kernel, label="busy", color="#31a354")
+    if any(banks):
+        ax.bar(xs, banks, bottom=kernel, label="busy: bank conflicts", color="#fdae6b")
     ax.bar(xs, stall, bottom=busy, label="stalled", color="#de2d26")
     ax.set_xticks(list(xs), [n for n, _ in cores], rotation=60, ha="right", fontsize=7)
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, 1.22)  # room above the bars for the legend
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_ylabel("fraction of cycles")
     ax.set_title(f"core utilisation (mean {stats.utilisation():.1%})")
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="upper center", fontsize=7, ncol=3, frameon=False)
     fig.tight_layout()
     return fig
