@@ -626,3 +626,26 @@ def test_a_view_mlir_cannot_rank_reduce_is_a_reinterpret_cast() -> None:
     assert "memref.reinterpret_cast" in text and "memref.alloca" not in text
     got, want = run_both(odd, inputs_for(odd, 8))
     assert_exact(got["c"], want["c"])
+
+
+@pytest.mark.parametrize("name", ["matmul_first", "matmul_acc"])
+def test_bf16_matmul_into_a_bf16_tile_rounds_a_block_of_rows_at_a_time(name: str) -> None:
+    """A 64 x 64 bf16 C (the library's bf16-out GEMM): the product rounds to bf16 before it is stored or
+    added, so it cannot accumulate in C; a whole f32 temporary would be 16 KiB of a 1 KiB stack. It is
+    computed two rows (512 B of f32) at a time instead, with the same values."""
+    from tilelang.backends.mlir import emit_mlir
+
+    design = tl.library.matmul(256, 256, 256, in_dtype=tl.bf16, out_dtype=tl.bf16,
+                               tiling={"m": 64, "k": 64, "n": 64})
+    (kernel,) = [k for k in design.kernels if k.name == name]
+    text = kernel_mlir(kernel)
+    assert text.count("memref.alloca") == 1 and "memref<2x64xf32>" in text
+    assert text.count("linalg.matmul") == 32
+    rng = np.random.default_rng(5)
+    small = {p: rng.integers(-4, 5, (64, 64)).astype(ml_dtypes.bfloat16) for p in "abc"}
+    got, want = run_both(kernel, small)
+    assert_exact(got["c"], want["c"])  # small integers: every rounding is exact
+    normal = {p: rng.standard_normal((64, 64)).astype(ml_dtypes.bfloat16) for p in "abc"}
+    got, want = run_both(kernel, normal)
+    np.testing.assert_allclose(got["c"].astype(np.float64), want["c"].astype(np.float64), rtol=2**-7, atol=2**-7)
+    assert '"aie.core"' in emit_mlir(tl.plan(design), level="physical")

@@ -11,6 +11,12 @@ once): floats accumulate in f32 in loop order, integers in the result dtype
 (wrapping, which equals numpy's wrap of the exact sum). ``c += a @ b`` in place
 adds the products into ``c`` one by one instead of adding a rounded matmul to
 ``c``: another f32 summation order, within the same documented tolerance.
+
+A bf16 ``c = a @ b`` or ``c += a @ b`` (the product rounded to bf16 before it
+is stored or added) cannot accumulate in ``c`` itself; it is computed a block
+of rows at a time into an f32 temporary of at most ``ROUND_CHUNK_BYTES``,
+rounded and stored (or added, in f32, and rounded) into those rows of ``c``:
+the same values as the whole product in one temporary, on a small stack.
 """
 
 from __future__ import annotations
@@ -128,6 +134,9 @@ def _rounded(lw: KernelLowering, op: KOp, acc: View, dt: DType) -> Value:
 
 # -- computing straight into a store's destination ------------------------------------------------------
 
+#: Largest f32 temporary a rounded matmul store takes per block of rows (the core stack is 1 KiB).
+ROUND_CHUNK_BYTES = 512
+
 
 def plan_stores_in_place(lw: KernelLowering) -> None:
     """Find stores whose value a matmul or reduction can compute into the destination directly.
@@ -167,11 +176,18 @@ def _accumulates_exactly(op: KOp, param: Param) -> bool:
 def _in_place_ops(
     lw: KernelLowering, value: KOp, param: Param, index: Index | None, shape: tuple[int, ...]
 ) -> list[KOp]:
-    """The ops a store of ``value`` would compute in place, or [] when it cannot."""
-    if value.type is None or value.type.shape != shape or not _accumulates_exactly(value, param):
+    """The ops a store of ``value`` would compute in place, or [] when it cannot.
+
+    In place means accumulating in the destination (its dtype is the work dtype), or, for a 2-d
+    matmul whose result has the destination's dtype but rounds (bf16), a block of rows at a time
+    through a small f32 temporary (:func:`_rounded_rows`).
+    """
+    if value.type is None or value.type.shape != shape or value.type.dtype != param.type.dtype:
         return []
-    if value.kind is OpKind.MATMUL or (value.kind in REDUCE and shape):
-        return [value]
+    if value.kind is OpKind.MATMUL:
+        return [value] if _accumulates_exactly(value, param) or len(shape) == 2 else []
+    if value.kind in REDUCE and shape:
+        return [value] if _accumulates_exactly(value, param) else []
     if value.kind is not OpKind.ADD:
         return []
     for mm, other in (value.operands, value.operands[::-1]):
@@ -183,7 +199,9 @@ def _in_place_ops(
             and other.kind is OpKind.LOAD
             and other.operands[0] is param
             and other.attr("index") == index
-            and _accumulates_exactly(mm, param)
+            and mm.type is not None
+            and mm.type.dtype == param.type.dtype
+            and (_accumulates_exactly(mm, param) or len(shape) == 2)
         ):
             return [value, mm, other]
     return []
@@ -205,7 +223,47 @@ def store_in_place(lw: KernelLowering, store: KOp, region: Index) -> None:
     a, b = lw.readable(mm.operands[0]), lw.readable(mm.operands[1])
     lw.protect(param.name, region, [lw.operand(mm.operands[0]), lw.operand(mm.operands[1])], elementwise=False)
     a, b = lw.operand(mm.operands[0]).value, lw.operand(mm.operands[1]).value
+    if _work_dtype(mm) != param.type.dtype:
+        _rounded_rows(a, b, dest, accumulate=value.kind is not OpKind.MATMUL)
+        return
     if value.kind is OpKind.MATMUL:
         work = _work_dtype(mm)
         m.linalg.fill(scalar_rules.const(work, 0.0 if work.is_float else 0), outs=[dest.memref])
     m.linalg.matmul(a.memref, b.memref, outs=[dest.memref])
+
+
+def _rounded_rows(a: View, b: View, dest: View, accumulate: bool) -> None:
+    """``dest = round(a @ b)`` or ``dest = round(dest + round(a @ b))``, a block of rows at a time.
+
+    Each block's product accumulates in one f32 temporary (f32 zero, ``linalg.matmul``), is rounded
+    to ``dest``'s dtype and stored, or widened again, added to the block of ``dest`` in f32 and
+    rounded (the IR's bf16 add): per element the same as the whole product at once.
+    """
+    from tilelang.backends.mlir.slicing import subview
+
+    m = mlir()
+    rows, cols = dest.type.shape
+    k = a.type.shape[1]
+    dt, work = dest.type.dtype, f32
+    fits = [r for r in range(1, rows + 1) if rows % r == 0 and r * cols * work.bytes <= ROUND_CHUNK_BYTES]
+    r = max(fits, default=1)
+    tmp = temporary(TileType((r, cols), work))
+
+    def stored(args: list) -> object:
+        return scalar_rules.narrow(args[0], dt)
+
+    def added(args: list) -> object:
+        product = scalar_rules.narrow(args[1], dt)
+        return scalar_rules.binary(OpKind.ADD, args[0], product, dt)
+
+    for i in range(0, rows, r):
+        block = ((i, i + r, 1), (0, cols, 1))
+        a_i = subview(a, ((i, i + r, 1), (0, k, 1)))
+        c_i = subview(dest, block)
+        m.linalg.fill(scalar_rules.const(work, 0.0), outs=[tmp.memref])
+        m.linalg.matmul(a_i.memref, b.memref, outs=[tmp.memref])
+        if accumulate:
+            expr = Expr(added, (Slot(c_i), Slot(tmp)), TileType((r, cols), dt))
+        else:
+            expr = Expr(stored, (Slot(tmp),), TileType((r, cols), dt))
+        generic(expr, c_i)
