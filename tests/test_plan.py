@@ -389,3 +389,17 @@ def test_placed_links_fit_their_memtiles_vertical_links(device, strategy):
     assert max(v for (_, k), v in used.items() if k == "from_above") == 4
     for (m, k), v in used.items():
         assert v <= memtile_ports(p.device, m)[k], (m, k, v)
+
+
+def test_greedy_links_pack_npu2_memtiles_beyond_the_search_budget():
+    """softmax on npu2's 32 cores: 16 splits (1 S2MM + 2 MM2S) and 16 joins (2 + 1) fill the eight memtiles
+    only as 2 + 2 each; the depth-first search runs out of budget, the balanced fit finds it."""
+    d = tl.library.softmax(64, 1024, dtype=tl.bf16, device="npu2", cores=32, rows_per_tile=2)
+    p = plan(d, strategy="greedy")
+    check_plan(p)
+    per_mem: dict = {}
+    for link in d.links:
+        per_mem.setdefault(p.link_tiles[link.name], []).append(link)
+    assert len(per_mem) == 8
+    for links in per_mem.values():
+        assert sum(len(ln.dsts) for ln in links) == 6 and sum(len(ln.srcs) for ln in links) == 6

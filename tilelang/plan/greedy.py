@@ -175,8 +175,9 @@ def place_links(problem: Problem, cores: dict[str, Coord]) -> dict[str, Coord]:
     depth-first search, ``LINK_SEARCH_BUDGET`` placements at most: tight
     designs, such as 2 splits and 2 joins filling each memtile's 6 + 6
     channels exactly, need it). When the search finds no fit within its
-    budget, every link goes to its least-overfilled nearest memtile and the
-    resource checks report what does not fit.
+    budget, a balanced fit is tried (each link where it leaves the most room);
+    failing that, every link goes to its least-overfilled nearest memtile and
+    the resource checks report what does not fit.
 
     Raises:
         PlanError: links on a device without memtiles.
@@ -230,6 +231,22 @@ def place_links(problem: Problem, cores: dict[str, Coord]) -> dict[str, Coord]:
         return False
 
     if search(0):
+        return dict(links)
+    # Balanced fit: each link where it leaves the most room (the least-filled resource, as a fraction),
+    # nearest on ties. Exact packings the search runs out of budget on (16 splits and 16 joins filling
+    # npu2's eight memtiles as 2 + 2 each) come out even this way.
+    links.clear()
+    used = {m: dict.fromkeys(_LINK_KINDS, 0) for m in mems}
+
+    def room(k: int, m: Coord) -> float:
+        return min((have[m][x] - used[m][x] - needs[k][x]) / max(have[m][x], 1) for x in _LINK_KINDS)
+
+    for k in range(len(order)):
+        fits = [m for m in mems if not over(m, needs[k])]
+        if not fits:
+            break
+        put(k, min(fits, key=lambda m, k=k: (-room(k, m), distance(k, m), m)), 1)
+    else:
         return dict(links)
     links.clear()
     used = {m: dict.fromkeys(_LINK_KINDS, 0) for m in mems}
