@@ -51,41 +51,43 @@ def test_wrapped_value_is_twos_complement():
     assert AffineArg(((0, -1),), 0, tl.i16).wrapped([40000]) == 25536
 
 
-def test_plain_variable_stays_a_loop_variable_and_constants_fold():
+def _accumulate(dt, trips, arg):
+    """One core calling ``c += v`` on ``trips = (outer, inner)`` loops, ``v = arg(i, j)`` (``inner`` 0: one loop)."""
+
     @tl.kernel
-    def k(c: tl.Tile[(8,), tl.i32], v: tl.i32):
+    def k(c: tl.Tile[(8,), dt], v: dt):
         c[...] = c + v
 
+    outer, inner = trips
+
     @tl.design(device="npu1")
-    def d(C: tl.Tensor[(8 * 6,), tl.i32]):
-        c = tl.fifo(tl.Tile[(8,), tl.i32], depth=2, name="c")
+    def d(C: tl.Tensor[(8 * outer * max(inner, 1),), dt]):
+        c = tl.fifo(tl.Tile[(8,), dt], depth=2, name="c")
+
+        def step(*ij):
+            x = c.acquire()
+            k(x, arg(*ij))
+            c.release()
 
         @tl.core(name="w")
         def w():
-            for i in tl.range(2):
-                for j in tl.range(3):
-                    x = c.acquire()
-                    k(x, (i + 1) * 3 - 3 + j - j + 0 * i + j)  # 3 i + j
-                    c.release()
+            for i in tl.range(outer):
+                if inner:
+                    for j in tl.range(inner):
+                        step(i, j)
+                else:
+                    step(i)
 
         tl.dma(c, C)
 
+    return d
+
+
+def test_plain_variable_stays_a_loop_variable_and_constants_fold():
+    d = _accumulate(tl.i32, (2, 3), lambda i, j: (i + 1) * 3 - 3 + j - j + 0 * i + j)  # 3 i + j
     (call,) = list(_calls(d.cores[0].body))
     assert call.args[1] == AffineArg(((0, 3), (1, 1)), 0, tl.i32)
-
-    @tl.design(device="npu1")
-    def e(C: tl.Tensor[(8 * 6,), tl.i32]):
-        c = tl.fifo(tl.Tile[(8,), tl.i32], depth=2, name="c")
-
-        @tl.core(name="w")
-        def w():
-            for i in tl.range(6):
-                x = c.acquire()
-                k(x, i + 0)
-                c.release()
-
-        tl.dma(c, C)
-
+    e = _accumulate(tl.i32, (6, 0), lambda i: i + 0)
     (call,) = list(_calls(e.cores[0].body))
     assert call.args[1] == LoopVarArg(0, tl.i32)
 
@@ -98,43 +100,13 @@ def test_plain_variable_stays_a_loop_variable_and_constants_fold():
     (lambda i: int(i), "only known on the device"),
 ])
 def test_non_affine_uses_are_design_errors(expr, message):
-    @tl.kernel
-    def k(c: tl.Tile[(8,), tl.i32], v: tl.i32):
-        c[...] = c + v
-
     with pytest.raises(tl.DesignError, match=message):
-        @tl.design(device="npu1")
-        def d(C: tl.Tensor[(8 * 4,), tl.i32]):
-            c = tl.fifo(tl.Tile[(8,), tl.i32], depth=2, name="c")
-
-            @tl.core(name="w")
-            def w():
-                for i in tl.range(4):
-                    x = c.acquire()
-                    k(x, expr(i))
-                    c.release()
-
-            tl.dma(c, C)
+        _accumulate(tl.i32, (4, 0), expr)
 
 
 def test_float_parameter_refuses_a_loop_expression():
-    @tl.kernel
-    def k(c: tl.Tile[(8,), tl.f32], v: tl.f32):
-        c[...] = c + v
-
     with pytest.raises(tl.DesignError, match="is f32; a tl.range variable expression is an integer"):
-        @tl.design(device="npu1")
-        def d(C: tl.Tensor[(8 * 4,), tl.f32]):
-            c = tl.fifo(tl.Tile[(8,), tl.f32], depth=2, name="c")
-
-            @tl.core(name="w")
-            def w():
-                for i in tl.range(4):
-                    x = c.acquire()
-                    k(x, 2 * i + 1)
-                    c.release()
-
-            tl.dma(c, C)
+        _accumulate(tl.f32, (4, 0), lambda i: 2 * i + 1)
 
 
 def test_parse_errors_name_the_loop_variable():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import threading
 from collections.abc import Iterator
+from typing import NoReturn
 
 from tilelang.devices import Device
 from tilelang.errors import DesignError
@@ -98,9 +99,9 @@ class Affine:
         if o is None:
             self._no(op, other)
         terms = dict(self.terms)
-        for d, c in o.terms.items():  # type: ignore[union-attr]
+        for d, c in o.terms.items():
             terms[d] = terms.get(d, 0) + sign * c
-        return Affine(terms, self.offset + sign * o.offset)  # type: ignore[union-attr]
+        return Affine(terms, self.offset + sign * o.offset)
 
     def __add__(self, other: object) -> Affine:
         return self._combine(other, 1, "+")
@@ -119,26 +120,24 @@ class Affine:
     def __mul__(self, other: object) -> Affine:
         if not isinstance(other, int) or isinstance(other, bool):
             self._no("*", other)
-        return Affine({d: c * other for d, c in self.terms.items()}, self.offset * other)  # type: ignore[operator]
+        return Affine({d: c * other for d, c in self.terms.items()}, self.offset * other)
 
     __rmul__ = __mul__
 
-    def _no(self, op: str, other: object = None) -> None:
+    def _no(self, op: str, other: object = None) -> NoReturn:
         what = f"{op} {other!r}" if other is not None else op
         raise DesignError(
             located(f"tl.range loop variables combine with +, - and * by ints into kernel arguments; "
                     f"{self!r} {what} is not supported", user_location())
         )
 
-    def __floordiv__(self, other: object) -> Affine:
+    def __floordiv__(self, other: object) -> NoReturn:
         self._no("//", other)
-        raise AssertionError  # unreachable
 
     __rfloordiv__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __floordiv__
 
-    def __index__(self) -> int:
+    def __index__(self) -> NoReturn:
         self._no("use as a Python int (it is only known on the device)")
-        raise AssertionError  # unreachable
 
     __int__ = __bool__ = __index__  # type: ignore[assignment]
 

@@ -123,9 +123,7 @@ class AffineArg:
 
     def wrapped(self, loopvars: Sequence[int]) -> int:
         """The value as ``dtype`` holds it (two's complement wrap)."""
-        bits = self.dtype.bits
-        v = self.value(loopvars) & ((1 << bits) - 1)
-        return v - (1 << bits) if v >= 1 << (bits - 1) else v
+        return self.dtype.wrap(self.value(loopvars))
 
 
 Arg = ElemArg | ConstArg | LoopVarArg | AffineArg

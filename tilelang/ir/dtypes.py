@@ -46,6 +46,11 @@ class DType:
     def is_float(self) -> bool:
         return self.kind == "float"
 
+    def wrap(self, v: int) -> int:
+        """The integer ``v`` as this ``bits``-wide signed dtype holds it (two's complement)."""
+        v &= (1 << self.bits) - 1
+        return v - (1 << self.bits) if v >= 1 << (self.bits - 1) else v
+
     def __repr__(self) -> str:
         return f"tl.{self.name}"
 

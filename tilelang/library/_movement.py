@@ -67,6 +67,11 @@ class ShimLimits:
         iterations = 1 << bits["iteration"] if bits.get("iteration") else 0
         return ShimLimits(dev.dma_dims(shim), wrap, iterations)
 
+    @property
+    def linear_only(self) -> bool:
+        """Whether a BD walks only linear runs (AIE1's shim DMA: no wrap field)."""
+        return self.wrap == 0
+
     def fits(self, pat: AccessPattern, elem_bytes: int) -> bool:
         """Whether one BD walks ``pat``: a linear run always; else within the dimensions and fields."""
         dims = list(zip(pat.sizes, pat.strides, strict=True))
@@ -74,7 +79,7 @@ class ShimLimits:
             dims.insert(0, (pat.repeat_count, 0))
         if len(dims) == 1 and dims[0][1] == 1:
             return True
-        if not self.wrap:
+        if self.linear_only:
             return False
         if dims[-1][1] != 1:
             dims.append((1, 1))  # a BD's innermost dimension is contiguous: one element per step

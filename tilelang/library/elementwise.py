@@ -146,7 +146,7 @@ def chunked_design(name: str, kern: Kernel | ExternKernel, tensors: dict[str, st
     g_in, g_out = column_groups(dev, grid, len(inputs), len(outputs))
     # chunk i of a tensor meets chunk i of the others on one core whichever core that is: on a linear-only
     # shim DMA each core gets one contiguous run (one move each instead of one per round)
-    blocked = not g_in and not g_out and ShimLimits.of(dev).wrap == 0
+    blocked = not g_in and not g_out and ShimLimits.of(dev).linear_only
     shape = (n, *tile.shape[1:])
     types = {tensors[p.name]: Tensor[shape, p.type.dtype] for p in kern.params if p.is_tile}
 

@@ -139,7 +139,7 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
             f"matmul {M}x{K}x{N}: tiles m={m}, k={k}, n={n} on a {R}x{Q} core grid need M % {R * m} == 0, "
             f"N % {Q * n} == 0 and K % {k} == 0"
         )
-    if layout == "row-major" and ShimLimits.of(dev).wrap == 0 and not (k == K and n == N):
+    if layout == "row-major" and ShimLimits.of(dev).linear_only and not (k == K and n == N):
         raise DesignError(
             f"matmul on {dev.name}: its shim DMA walks linear runs only, so an {m}x{k} tile of a row-major A "
             f"(or a {k}x{n} tile of B) is not one move; use layout=\"streams\" and lay the tensors out with "

@@ -80,7 +80,7 @@ def matvec(M: int, K: int, in_dtype: DType = i16, out_dtype: DType | None = None
     blocks, steps = M // (grid.cores * m), K // k
     via = has_memtiles(dev) and grid.rows > 1
     # on a linear-only shim DMA (AIE1) whole-row tiles let each core take one contiguous run of row blocks
-    blocked = not via and k == K and ShimLimits.of(dev).wrap == 0
+    blocked = not via and k == K and ShimLimits.of(dev).linear_only
 
     @kernel
     def zero(c: Tile[(m, 1), acc]):

@@ -95,7 +95,7 @@ def reduction(op: str, n: int, dtype: DType = i32, device: str | Device = "npu1"
     rounds = divide(n, grid.cores * tile, f"reduction: n must be a multiple of cores x tile ({grid.cores} x {tile}); n")
     first, step, merge = _kernels(op, tile, dtype, out)
     groups = column_groups(dev, grid, 1, 0)[0]
-    blocked = not groups and ShimLimits.of(dev).wrap == 0  # the reduction takes the chunks in any order
+    blocked = not groups and ShimLimits.of(dev).linear_only  # the reduction takes the chunks in any order
 
     def body(A: object, C: object) -> None:  # noqa: N803 - the tensors' API names
         ins, fills = scatter(A, Tile[(tile,), dtype], grid, rounds, "a", groups, depth, blocked)  # type: ignore[arg-type]

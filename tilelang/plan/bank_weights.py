@@ -28,14 +28,15 @@ Equal phases are counted, so a GEMM core yields a handful of phases with
 their call counts, and the bank ILP minimises the cycles they lose.
 *Pairs* rank the rest (contention below a call's bound, which the model does
 not charge but a real round-robin arbiter does); their weights are bytes per
-run of the design, scaled by how hard each kind contends: *beside*, the bytes the DMA moves through the other buffer, doubled
-because a DMA access moves 128 bits where a core access moves 256 ([AM020]
-"AIE-ML Memory Module": 256-bit core loads and stores; the DMA's 128-bit memory
-interface, derived from the memory tile's, as simulator/cost.py
-``DMA_ACCESS_BYTES`` says), so it holds the bank twice as many cycles per byte;
-*together*, the bytes of both buffers each time a call uses the pair, times
-``TOGETHER_WEIGHT`` (a core asks for a bank four times as often as a DMA). Shared-memory fifos are accessed by the neighbour's core,
-not a DMA; that contention is not modelled.
+run of the design, scaled by how hard each kind contends: *beside*, the bytes
+the DMA moves through the other buffer, doubled because a DMA access moves
+128 bits where a core access moves 256 ([AM020] "AIE-ML Memory Module":
+256-bit core loads and stores; the DMA's 128-bit memory interface, derived
+from the memory tile's, as ``kernel_cost.DMA_ACCESS_BYTES`` says), so it holds
+the bank twice as many cycles per byte; *together*, the bytes of both buffers
+each time a call uses the pair, times ``TOGETHER_WEIGHT`` (a core asks for a
+bank four times as often as a DMA). Shared-memory fifos are accessed by the
+neighbour's core, not a DMA; that contention is not modelled.
 """
 
 from __future__ import annotations

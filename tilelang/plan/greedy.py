@@ -85,10 +85,11 @@ def _link_anchor(problem: Problem, link: str, placed: dict[str, Coord]) -> Coord
     return None
 
 
-def _core_cost(problem: Problem, core: str, t: Coord, fifos: list[FifoSpec], placed: dict[str, Coord]) -> float:
-    """Bytes x distance to placed partners; a link the core sends into counts as the memtile nearest the
-    first placed core sending into it (so a join's cores gather in one column), any other link as the
-    nearest memtile."""
+def _core_cost(problem: Problem, core: str, t: Coord, fifos: list[FifoSpec], placed: dict[str, Coord],
+               anchors: dict[str, Coord | None]) -> float:
+    """Bytes x distance to placed partners; a link the core sends into counts as its anchor (the memtile
+    nearest the first placed core sending into it: a join's cores gather in one column), any other link,
+    or one without an anchor yet, as the nearest memtile."""
     dev = problem.device
     cost = 0.0
     streams = {MM2S: 0, S2MM: 0}
@@ -103,7 +104,7 @@ def _core_cost(problem: Problem, core: str, t: Coord, fifos: list[FifoSpec], pla
             elif a.startswith("link:"):
                 # a core sending into a link goes near the cores already sending into it (they enter its
                 # memtile from above, through one column); what a link sends out may be a broadcast along a row
-                anchor = _link_anchor(problem, agent_name(a), placed) if f.producer == me else None
+                anchor = anchors.get(agent_name(a)) if f.producer == me else None
                 cost += f.traffic * (memtile_distance(dev, t) if anchor is None else hops(dev, t, anchor))
             elif agent_name(a) in placed:
                 u = placed[agent_name(a)]
@@ -134,7 +135,9 @@ def place_cores(problem: Problem) -> dict[str, Coord]:
         if core in placed:
             continue
         free = [t for t in tiles if t not in taken]
-        best = min(free, key=lambda t: (_core_cost(problem, core, t, touching[core], placed), t))
+        anchors = {agent_name(c): _link_anchor(problem, agent_name(c), placed)
+                   for f in touching[core] for c in f.consumers if c.startswith("link:")}
+        best = min(free, key=lambda t: (_core_cost(problem, core, t, touching[core], placed, anchors), t))
         placed[core] = best
         taken.add(best)
     return {c: placed[c] for c in problem.cores}

@@ -25,6 +25,7 @@ from tilelang.backends.mlir import scalar_rules
 from tilelang.backends.mlir._mlir import mlir
 from tilelang.backends.mlir.lowering import KernelLowering, register
 from tilelang.backends.mlir.memory_rules import destination
+from tilelang.backends.mlir.slicing import subview
 from tilelang.backends.mlir.types import memref_type
 from tilelang.backends.mlir.values import Expr, Scalar, Slot, Value, View, generic, leaves, materialize, temporary
 from tilelang.ir.dtypes import DType, f32
@@ -239,8 +240,6 @@ def _rounded_rows(a: View, b: View, dest: View, accumulate: bool) -> None:
     to ``dest``'s dtype and stored, or widened again, added to the block of ``dest`` in f32 and
     rounded (the IR's bf16 add): per element the same as the whole product at once.
     """
-    from tilelang.backends.mlir.slicing import subview
-
     m = mlir()
     rows, cols = dest.type.shape
     k = a.type.shape[1]

@@ -324,7 +324,7 @@ class CoreEmitter:
             const += coeff * (lp.start + add * lp.step)
             scaled.append((j, coeff * mult * lp.step))
         if not scaled:
-            return scalar_rules.const(a.dtype, _wrap(const, a.dtype))
+            return scalar_rules.const(a.dtype, a.dtype.wrap(const))
         index = m.ir.IndexType.get()
         v = None
         for j, scale in scaled:
@@ -345,10 +345,3 @@ class CoreEmitter:
         for loop, coef in c.terms:
             acc = m.arith.addi(acc, m.arith.muli(self.ivs[loop], m.arith.constant(index, coef)))
         return m.arith.remui(acc, m.arith.constant(index, modulo))
-
-
-def _wrap(v: int, dt: object) -> int:
-    """``v`` as the integer dtype ``dt`` holds it (two's complement)."""
-    bits = dt.bits  # type: ignore[attr-defined]
-    v &= (1 << bits) - 1
-    return v - (1 << bits) if v >= 1 << (bits - 1) else v
