@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from tilelang.devices import Device
+from tilelang.devices.abi import STACK_BYTES
 from tilelang.errors import DesignError
 from tilelang.frontend.builder import FifoRef, TensorArg
 from tilelang.frontend.design import core, dma, fifo, join
@@ -48,7 +49,6 @@ from tilelang.ir.pattern import pattern
 from tilelang.ir.types import Tensor, Tile
 from tilelang.library._common import Grid, build_design, choose_grid, has_memtiles, resolve_device, shim_channels
 from tilelang.library._movement import Move, ShimLimits, issue
-from tilelang.plan.resources import STACK_BYTES
 from tilelang.plan.tiling_model import out_depth
 
 

@@ -24,12 +24,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from tilelang.devices import Device
+from tilelang.devices.abi import STACK_BYTES
 from tilelang.errors import PlanError
 from tilelang.ir.plan import BufferPlacement
 from tilelang.plan.bank_weights import Phase
 from tilelang.plan.carriage import BufferSet, Carriage
 from tilelang.plan.problem import Coord
-from tilelang.plan.resources import STACK_BYTES, fmt_tile
+from tilelang.plan.resources import fmt_tile
 
 #: Buffer address alignment: mlir-aie's sequential allocator tests place a 16-byte
 #: buffer at 1024 and the next at 1040 (iree-amd-aie / mlir-aie

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import pulp
 
+from tilelang.devices.abi import STACK_BYTES
 from tilelang.ir.verify import HOST
 from tilelang.plan.carriage import MM2S, S2MM, Placement, common_memories, link_needs, memtile_ports
 from tilelang.plan.fabric import hops, manhattan
 from tilelang.plan.problem import Coord, FifoSpec, Problem
-from tilelang.plan.resources import STACK_BYTES
 
 #: Largest (tiles of a) x (tiles of b) for the exact product linearisation of a pair's distance.
 PAIR_LIMIT = 600

@@ -19,11 +19,6 @@ from tilelang.plan.carriage import MM2S, Carriage, DmaEnd
 from tilelang.plan.descriptors import bd_pool, host_end_locks
 from tilelang.plan.problem import Coord
 
-#: Bytes at the bottom of a core tile's data memory reserved for the core's stack:
-#: mlir-aie's aie.core default ``stack_size`` 1024 (AIE_FACTS "aie.core"), placed
-#: at address 0 by its allocator (test/assign-buffer-addresses: "(stack) : 0x0-0x3FF").
-STACK_BYTES = 1024
-
 
 def fmt_tile(t: Coord) -> str:
     return f"({t[0]},{t[1]})"

@@ -51,10 +51,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilelang.devices import Device
+from tilelang.devices.abi import STACK_BYTES
 from tilelang.devices.costs import DEFAULT_SHAPE, MICROKERNEL
 from tilelang.errors import PlanError
 from tilelang.ir.dtypes import DType
-from tilelang.plan.resources import STACK_BYTES
 from tilelang.plan.tiling_calls import kernel_term
 
 #: Shim DMA channels per NoC shim in each direction (AIE_FACTS "DMA channels": shim 2+2).

@@ -13,14 +13,11 @@ from tilelang.backends.mlir._mlir import mlir
 from tilelang.backends.mlir.core_program import CoreEmitter, SyncLowering
 from tilelang.backends.mlir.enums import device_id
 from tilelang.backends.mlir.kernels import declare_extern, lower_kernel, stack_bytes
+from tilelang.devices.abi import STACK_BYTES
 from tilelang.errors import PlanError, TileLangError
 from tilelang.ir.design import Call, Core, walk
 from tilelang.ir.kernel import ExternKernel, Kernel
 from tilelang.ir.plan import Plan
-
-# Bytes the plan reserves for each core's stack at the bottom of its memory:
-# the planner's constant (mlir-aie's aie.core default stack_size, AIE_FACTS "aie.core").
-from tilelang.plan.resources import STACK_BYTES
 
 Coord = tuple[int, int]
 
