@@ -1,7 +1,7 @@
 """The timing model: what a kernel call, a DMA transfer and a dispatch cost.
 
 Kernel calls are costed by the kernel cost model in
-:mod:`tilelang.devices.kernel_cost` (re-exported here: the planner's bank
+:mod:`tilelang.ir.kernel_cost` (re-exported here: the planner's bank
 chooser uses the same model); this module adds the data movement: streams,
 DMA transfers, DDR and the host dispatch.
 
@@ -23,17 +23,19 @@ import math
 
 from tilelang.devices import Device
 from tilelang.devices.costs import (  # the shared, cited constants; re-exported under their old names
+    BANK_BYTES_PER_CYCLE,
     BD_SETUP_CYCLES,
     CALL_OVERHEAD,
+    DMA_ACCESS_BYTES,
     LOAD_BYTES_PER_CYCLE,
     MATMUL_BLOCK_OVERHEAD,
     MATMUL_REG_BLOCK,
     STORE_BYTES_PER_CYCLE,
     intrinsic_shape,
 )
-from tilelang.devices.kernel_cost import (  # the kernel cost model, shared with the planner's bank chooser
-    BANK_BYTES_PER_CYCLE,
-    DMA_ACCESS_BYTES,
+from tilelang.errors import SimulationError
+from tilelang.ir.kernel import AnyKernel, ExternKernel
+from tilelang.ir.kernel_cost import (  # the kernel cost model, shared with the planner's bank chooser
     EXP_VECTOR_OPS,
     FDIV_VECTOR_OPS,
     IDIV_SCALAR_CYCLES,
@@ -45,8 +47,6 @@ from tilelang.devices.kernel_cost import (  # the kernel cost model, shared with
     kernel_cycles,
     kernel_slots,
 )
-from tilelang.errors import SimulationError
-from tilelang.ir.kernel import AnyKernel, ExternKernel
 
 __all__ = [
     "BANK_BYTES_PER_CYCLE", "BD_SETUP_CYCLES", "CALL_OVERHEAD", "DDR_BYTES_PER_SECOND", "DISPATCH_SECONDS",

@@ -42,6 +42,14 @@ MATMUL_BLOCK_OVERHEAD = 8
 #: ([UG1603] "Floating-Point Operations"; [AM020] "Floating-Point Vector Unit": several
 #: accumulator registers allow back-to-back MACs), so bf16 MACs issue every cycle.
 MATMUL_REG_BLOCK = 2
+#: Bytes one data-memory bank serves per cycle: one 256-bit access ([AM020] "Memory
+#: Arbitration": one request per bank per cycle; the programmer-view bank is two
+#: interleaved 128-bit banks, [AM020] "AIE-ML Tile Architecture").
+BANK_BYTES_PER_CYCLE = 32
+#: Bytes a tile DMA channel moves per data-memory access. Derived: [AM020] gives the
+#: memory tile DMA 128-bit memory interfaces and calls it "similar to the AI Engine
+#: tile DMA"; no figure for the compute-tile DMA itself was found.
+DMA_ACCESS_BYTES = 16
 #: Cycles a DMA channel spends starting a buffer descriptor (lock acquire, BD fetch)
 #: before its first word moves. Estimate, unconfirmed: no public figure found; a lock
 #: request and a BD read each take a few cycles.

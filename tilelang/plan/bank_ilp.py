@@ -9,7 +9,7 @@ objective has three parts:
   ``e[p] >= sum_i d[p,i] * b[i,k] - floor[p]`` for every bank ``k``, so
   ``e[p]`` is the amount by which the phase's busiest bank exceeds what the
   call needs anyway; weighted by the phase's call count. This is exactly the
-  contention the simulator charges (``tilelang/devices/kernel_cost.py``).
+  contention the simulator charges (``tilelang/ir/kernel_cost.py``).
 - the weight of every pair of buffers sharing a bank (``BankProblem.pairs``:
   two buffers one kernel call uses together, a buffer a DMA moves while a
   call uses the other, the halves of a double buffer), linearised with one

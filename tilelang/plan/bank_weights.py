@@ -19,7 +19,7 @@ executed until the counters repeat (the slot pattern is periodic) and the rest
 of the trips multiplied out, within a step budget.
 
 Two measures come out of the walk. *Phases* are exact under the kernel cost
-model the simulator charges (``tilelang/devices/kernel_cost.py``): every call
+model the simulator charges (``tilelang/ir/kernel_cost.py``): every call
 records the bank cycles each buffer costs it (its loads and stores of each
 parameter at 32 bytes per bank cycle, a DMA moving a buffer during it at
 ``DMA_ACCESS_BYTES`` per cycle) and the cycles of its busiest slot; a bank
@@ -32,7 +32,7 @@ run of the design, scaled by how hard each kind contends: *beside*, the bytes
 the DMA moves through the other buffer, doubled because a DMA access moves
 128 bits where a core access moves 256 ([AM020] "AIE-ML Memory Module":
 256-bit core loads and stores; the DMA's 128-bit memory interface, derived
-from the memory tile's, as ``kernel_cost.DMA_ACCESS_BYTES`` says), so it holds
+from the memory tile's, as ``costs.DMA_ACCESS_BYTES`` says), so it holds
 the bank twice as many cycles per byte; *together*, the bytes of both buffers
 each time a call uses the pair, times ``TOGETHER_WEIGHT`` (a core asks for a
 bank four times as often as a DMA). Shared-memory fifos are accessed by the
@@ -45,10 +45,11 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tilelang.devices.kernel_cost import BANK_BYTES_PER_CYCLE, DMA_ACCESS_BYTES, kernel_slots
+from tilelang.devices.costs import BANK_BYTES_PER_CYCLE, DMA_ACCESS_BYTES
 from tilelang.errors import TileLangError
 from tilelang.ir.design import Acquire, Call, Design, ElemArg, Loop, Release, Stmt
 from tilelang.ir.kernel import Kernel
+from tilelang.ir.kernel_cost import kernel_slots
 
 Pair = tuple[str, str]
 #: Bank cycles per byte of a DMA access relative to a core access (128- vs 256-bit accesses, see above).

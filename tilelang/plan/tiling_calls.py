@@ -44,6 +44,7 @@ import numpy as np
 
 from tilelang.devices import Device
 from tilelang.devices.costs import (
+    BANK_BYTES_PER_CYCLE,
     BD_SETUP_CYCLES,
     CALL_OVERHEAD,
     LOAD_BYTES_PER_CYCLE,
@@ -52,7 +53,6 @@ from tilelang.devices.costs import (
     STORE_BYTES_PER_CYCLE,
     intrinsic_shape,
 )
-from tilelang.devices.kernel_cost import BANK_BYTES_PER_CYCLE
 
 if TYPE_CHECKING:
     from tilelang.plan.tiling_model import Contraction

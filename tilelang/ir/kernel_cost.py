@@ -12,7 +12,8 @@ cycles (:func:`call_timing`).
 The simulator charges calls with this model (``simulator/cost.py`` re-exports
 it) and the planner's bank chooser minimises the cycles it predicts calls lose
 to shared banks (``tilelang/plan/bank_weights.py``), so the two agree by
-construction. Constants and sources: ``tilelang/devices/costs.py`` and below.
+construction. It lives in the IR layer because it reads kernels; the hardware
+constants it uses are device data (``tilelang/devices/costs.py``), the op estimates below.
 
 Sources (short names used in the comments):
   [F]      docs/aie_facts.md, the section named.
@@ -30,6 +31,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 
 from tilelang.devices.costs import (
+    BANK_BYTES_PER_CYCLE,
     CALL_OVERHEAD,
     LOAD_BYTES_PER_CYCLE,
     MATMUL_BLOCK_OVERHEAD,
@@ -52,14 +54,6 @@ FDIV_VECTOR_OPS = 3
 #: taken as 16 with early exit).
 IDIV_SCALAR_CYCLES = 16
 
-#: Bytes one data-memory bank serves per cycle: one 256-bit access ([AM020] "Memory
-#: Arbitration": one request per bank per cycle; the programmer-view bank is two
-#: interleaved 128-bit banks, [AM020] "AIE-ML Tile Architecture").
-BANK_BYTES_PER_CYCLE = 32
-#: Bytes a tile DMA channel moves per data-memory access. Derived: [AM020] gives the
-#: memory tile DMA 128-bit memory interfaces and calls it "similar to the AI Engine
-#: tile DMA"; no figure for the compute-tile DMA itself was found.
-DMA_ACCESS_BYTES = 16
 
 
 
