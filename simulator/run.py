@@ -29,7 +29,8 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
         dispatch_overhead: add the host's per-invocation dispatch (about 450 us on npu1)
             before anything starts.
         trace: record a Perfetto trace (timed mode only).
-        **arrays: input arrays by tensor name; tensors not given start as zeros.
+        **arrays: arrays by tensor name, each in the tensor's shape. Every tensor a move
+            reads must be given; tensors only written may be omitted (they start as zeros).
             float32 arrays for bf16 tensors are rounded to bf16 (nearest even).
 
     Returns:
@@ -38,8 +39,8 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
         ``trace.save(path)`` writes the Chrome/Perfetto JSON.
 
     Raises:
-        SimulationError: a bad mode, unknown or ill-shaped arrays, or a plan the
-            simulator cannot follow.
+        SimulationError: a bad mode, a missing input, unknown or ill-shaped arrays, or a
+            plan the simulator cannot follow.
         DeadlockError: the design cannot progress; the message names every blocked
             core and DMA, what each waits on, and the cycle of waits.
     """
@@ -75,10 +76,19 @@ def _plan(design: Design) -> Plan:
 
 
 def _tensors(design: Design, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A fresh array per tensor: every tensor a move reads must be given, in its exact shape;
+    tensors only written (outputs) start as zeros when omitted."""
     decls = design.tensors
     unknown = sorted(set(arrays) - set(decls))
     if unknown:
         raise SimulationError(f"design {design.name!r} has no tensor(s) {unknown}; its tensors are {list(decls)}")
+    missing = [n for n in design.inputs if arrays.get(n) is None]
+    if missing:
+        wanted = ", ".join(f"{n}=<{decls[n].shape} {decls[n].dtype}>" for n in missing)
+        raise SimulationError(
+            f"design {design.name!r} reads tensor(s) {missing} but no array was given for them; "
+            f"pass {wanted} (np.zeros for zeros)"
+        )
     out: dict[str, np.ndarray] = {}
     for name, t in decls.items():
         if name not in arrays or arrays[name] is None:
@@ -86,9 +96,11 @@ def _tensors(design: Design, arrays: dict[str, np.ndarray]) -> dict[str, np.ndar
             continue
         a = np.asarray(arrays[name])
         if a.shape != t.shape:
-            if a.size != t.type.numel:
-                raise SimulationError(f"tensor {name!r} has shape {t.shape}; the array given has shape {a.shape}")
-            a = a.reshape(t.shape)
+            # Even with the right size, another shape (A.T for A) would be silently re-read in the wrong order.
+            raise SimulationError(
+                f"tensor {name!r} has shape {t.shape}; the array given has shape {a.shape} (reshape it yourself "
+                f"if its elements are already in row-major order)"
+            )
         try:
             a = convert(a, t.dtype, f"tensor {name!r}")
         except KernelError as e:

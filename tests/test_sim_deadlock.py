@@ -84,7 +84,7 @@ def _ring_of_two(shared: bool):
 def test_cycle_of_waits_is_reported(shared):
     plan = _ring_of_two(shared)
     with pytest.raises(tl.DeadlockError) as e:
-        simulator.simulate(plan)
+        simulator.simulate(plan, A=np.zeros(32, np.int32))
     msg = str(e.value)
     assert "core 'x'" in msg and "core 'y'" in msg
     assert "fifo 'ba' (consume) waits for data" in msg
@@ -132,4 +132,4 @@ def test_producer_blocked_on_a_full_fifo_names_the_buffer_state():
 def test_deadlock_also_in_functional_mode():
     plan = _ring_of_two(True)
     with pytest.raises(tl.DeadlockError, match="wait cycle"):
-        simulator.simulate(plan, mode="functional")
+        simulator.simulate(plan, mode="functional", A=np.zeros(32, np.int32))

@@ -343,8 +343,9 @@ def test_ddr_bandwidth_is_shared_by_shim_channels():
 def test_dispatch_overhead_adds_the_published_host_cost():
     d = pipeline_design(256, 2, 2, copy_kernel((256,)))
     plan = hand_plan(d, {"worker": (0, 2)})
-    base = simulator.simulate(plan).cycles
-    with_dispatch = simulator.simulate(plan, dispatch_overhead=True)
+    a = np.zeros(512, np.int32)
+    base = simulator.simulate(plan, A=a).cycles
+    with_dispatch = simulator.simulate(plan, dispatch_overhead=True, A=a)
     assert with_dispatch.cycles == base + cost.dispatch_cycles(tl.device("npu1"))
     assert cost.dispatch_cycles(tl.device("npu1")) == 450_000
 
@@ -355,7 +356,7 @@ def test_dispatch_overhead_adds_the_published_host_cost():
 def test_trace_spans_of_a_pipeline(tmp_path):
     kern = timed_extern("inc", 256, 100)
     d = pipeline_design(256, 3, 2, kern)
-    res = simulator.simulate(hand_plan(d, {"worker": (0, 2)}))
+    res = simulator.simulate(hand_plan(d, {"worker": (0, 2)}), A=np.zeros(768, np.int32))
     t, lat = T(1024), L(2)
     calls = [s for s in res.trace.spans() if s[1] == "inc"]
     assert [(s[2], s[3]) for s in calls] == [(t + lat, 100), (2 * t + lat, 100), (3 * t + lat, 100)]
@@ -380,7 +381,8 @@ def test_trace_of_a_planned_multicore_design_is_valid_chrome_json(tmp_path):
     from tilelang.plan import plan as make_plan
 
     d = tl.library.matmul(128, 128, 128, tiling={"m": 32, "k": 32, "n": 32})
-    res = simulator.simulate(make_plan(d, strategy="greedy"))
+    zeros = {n: np.zeros(d.tensors[n].shape, d.tensors[n].dtype.numpy) for n in d.inputs}
+    res = simulator.simulate(make_plan(d, strategy="greedy"), **zeros)
     path = tmp_path / "gemm.json"
     res.trace.save(path)
     doc = json.loads(path.read_text())  # parses as JSON

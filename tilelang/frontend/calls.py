@@ -61,9 +61,22 @@ def call_kernel(kernel: AnyKernel, args: tuple, kwargs: dict) -> None:
 
 
 def run_extern(kernel: ExternKernel, values: list) -> None:
+    """Call ``kernel``'s numpy reference, which must write its outputs in place.
+
+    Raises:
+        KernelError: no reference, or a reference that returns a value (its result would be lost).
+    """
     if kernel.reference is None:
         raise KernelError(f"extern kernel {kernel.name!r} has no numpy reference; pass reference= to tl.extern_kernel")
-    kernel.reference(*[v if isinstance(v, np.ndarray) and v.ndim else v[()] if isinstance(v, np.ndarray) else v for v in values])
+    args = [v if isinstance(v, np.ndarray) and v.ndim else v[()] if isinstance(v, np.ndarray) else v for v in values]
+    result = kernel.reference(*args)
+    if result is not None:
+        outs = ", ".join(p.name for p in kernel.params if p.name in kernel.written) or "its output parameter"
+        raise KernelError(
+            f"extern kernel {kernel.name!r}: reference returned a {type(result).__name__} instead of writing its "
+            f"output in place; assign into the written parameter ({outs}), e.g. {outs.split(', ')[0]}[...] = result, "
+            f"and return None"
+        )
 
 
 def scalar(value: object, dt: DType, what: str) -> np.ndarray:

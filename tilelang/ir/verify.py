@@ -249,6 +249,7 @@ def verify_design(design: Design) -> None:
     for ln in design.links:
         _verify_link(design, ln, fifos)
     _verify_ends(design)
+    _verify_writes(design)
 
 
 def _verify_cores(design: Design, fifos: dict[str, Fifo], kernels: dict[str, AnyKernel]) -> None:
@@ -336,6 +337,38 @@ def _verify_link(design: Design, ln: Link, fifos: dict[str, Fifo]) -> None:
                 f"{what}: {part!r} ({n} elements) at offset {off} does not fit in {whole.name!r}'s buffer of "
                 f"{whole.elem.numel} elements"
             )
+    _check_cover(what, ln, whole, [(off, off + fifos[p].elem.numel, p) for p, off in zip(parts, ln.offsets, strict=True)])
+
+
+def _check_cover(what: str, ln: Link, whole: Fifo, spans: list[tuple[int, int, str]]) -> None:
+    """The parts of a split or join cover the whole element; a join's parts also do not overlap.
+
+    An uncovered range of a join would reach the consumer as stale memory, of a split it
+    would be dropped silently; two join parts writing one range race.
+    """
+    verb = "sends" if ln.kind is LinkKind.SPLIT else "fills"
+    reach = 0
+    prev = ""
+    for lo, hi, part in sorted(spans):
+        if lo > reach:
+            raise DesignError(
+                f"{what}: elements [{reach}, {lo}) of the {whole.elem.numel}-element buffer of fifo "
+                f"{whole.name!r} are covered by no fifo, so the {ln.kind.value} {verb} only part of each element; "
+                f"give offsets that cover it all"
+            )
+        if ln.kind is LinkKind.JOIN and lo < reach:
+            raise DesignError(
+                f"{what}: {prev!r} and {part!r} both write elements [{lo}, {min(reach, hi)}) of the buffer "
+                f"of fifo {whole.name!r}; give the joined fifos disjoint offsets"
+            )
+        if hi > reach:
+            reach, prev = hi, part
+    if reach < whole.elem.numel:
+        raise DesignError(
+            f"{what}: elements [{reach}, {whole.elem.numel}) of the {whole.elem.numel}-element buffer of "
+            f"fifo {whole.name!r} are covered by no fifo, so the {ln.kind.value} {verb} only part of each element; "
+            f"give offsets that cover it all"
+        )
 
 
 def _verify_ends(design: Design) -> None:
@@ -355,3 +388,48 @@ def _verify_ends(design: Design) -> None:
         for c in e.consumers:
             if c.startswith("link:") and any(x.startswith("link:") for x in e.consumers if x != c):
                 raise DesignError(f"fifo {name!r} feeds two links; use one split")
+
+
+def _verify_writes(design: Design) -> None:
+    """No two host moves from different fifos write the same element of a tensor.
+
+    Moves draining one fifo complete in program order, so their overlaps have a
+    defined result; moves from different fifos run concurrently and would race.
+    """
+    import numpy as np
+
+    by_tensor: dict[str, list[Dma]] = defaultdict(list)
+    for d in design.dmas:
+        if not d.to_device:
+            by_tensor[d.tensor].append(d)
+    for tensor, moves in by_tensor.items():
+        if len({d.src.name for d in moves}) < 2:
+            continue
+        fifo_ids = {name: k for k, name in enumerate(dict.fromkeys(d.src.name for d in moves))}
+        fifo_of = np.asarray([fifo_ids[d.src.name] for d in moves])
+        owner = np.full(design.tensors[tensor].type.numel, -1, dtype=np.int32)
+        for i, d in enumerate(moves):
+            idx = _written(d.pattern)
+            prev = owner[idx]
+            clash = (prev >= 0) & (fifo_of[prev] != fifo_of[i])
+            if clash.any():
+                other = moves[int(prev[clash][0])]
+                first = int(idx[clash].min())
+                raise DesignError(
+                    f"dma {other.name!r}{at(other.loc)} (from fifo {other.src.name!r}) and dma {d.name!r}{at(d.loc)} "
+                    f"(from fifo {d.src.name!r}) both write tensor {tensor!r} (element {first} and "
+                    f"{int(clash.sum()) - 1} more); moves from different fifos run concurrently, so the result would "
+                    f"depend on timing: give them disjoint patterns"
+                )
+            owner[idx] = i
+
+
+def _written(pattern: AccessPattern):
+    """The distinct element offsets a pattern touches (repeats and zero strides add none)."""
+    import numpy as np
+
+    idx = np.asarray([pattern.offset], dtype=np.int64)
+    for n, st in zip(pattern.sizes, pattern.strides, strict=True):
+        if st and n > 1:
+            idx = np.unique((idx[:, None] + np.arange(n, dtype=np.int64) * st).reshape(-1))
+    return idx
