@@ -119,12 +119,17 @@ class CallPlan:
                 raise SimulationError(f"unknown argument {a!r} of parameter {p.name!r}")
         self._cost = cost(kernel, self.elems) if cost is not None and isinstance(kernel, Kernel) else None
 
-    def execute(self, loopvars: list[int], timed: bool) -> tuple[int, CallTiming | None]:
+    def execute(self, loopvars: list[int], timed: bool, data: bool = True) -> tuple[int, CallTiming | None]:
         """Compute the call in place; return its cycles (0 when not timed) and, for a
         traced kernel, its timing (banks included).
 
         Call it with numpy's floating-point warnings silenced (``simulate`` does).
+        With ``data`` False (timing mode) nothing is computed: a traced kernel's cycles
+        depend only on the buffer slots, an extern kernel's cycle function gets the
+        arguments as they are (buffers never written).
         """
+        if not data and self._compiled is not None:
+            return self._timing(tuple(side.slot(idx) for _, side, idx in self.elems))
         args = list(self._args)
         slots = []
         for i, src, idx in self._elem_pos:
@@ -141,17 +146,21 @@ class CallPlan:
             self._compiled.run_quiet(args)  # type: ignore[arg-type]
             if not timed:
                 return 0, None
-            key = tuple(slots)
-            t = self._costs.get(key)
-            if t is None:
-                t = self._costs[key] = self._cost(key)  # type: ignore[misc]
-            return t.cycles, t
+            return self._timing(tuple(slots))
         k: ExternKernel = self.kernel  # type: ignore[assignment]
-        with np.errstate(**self.user_errors):
-            run_extern(k, args)
+        if data:
+            with np.errstate(**self.user_errors):
+                run_extern(k, args)
         if not timed:
             return 0, None
         return extern_cycles(k, tuple(v if v.ndim else v[()] for v in args)), None  # type: ignore[union-attr]
+
+    def _timing(self, key: tuple[int, ...]) -> tuple[int, CallTiming]:
+        """Cycles and timing of a traced kernel's call on these buffer slots (cached per slots)."""
+        t = self._costs.get(key)
+        if t is None:
+            t = self._costs[key] = self._cost(key)  # type: ignore[misc]
+        return t.cycles, t
 
 
 class CoreRunner:
@@ -159,6 +168,7 @@ class CoreRunner:
 
     Attributes:
         core: the core.
+        data: whether calls compute (False in timing mode: cycles only).
         stats: its busy and stall cycles.
         program: the flattened body.
         calls: every call of the body, in order.
@@ -166,8 +176,9 @@ class CoreRunner:
 
     def __init__(self, core: Core, sides: dict[str, Side], kernels: dict[str, AnyKernel],
                  cost: CostFactory | None, timed: bool, trace: Trace | None, track: int,
-                 contention: Contention | None = None) -> None:
+                 contention: Contention | None = None, data: bool = True) -> None:
         self.core = core
+        self.data = data
         self.contention = contention
         self.sides = sides
         self.timed = timed
@@ -207,7 +218,7 @@ class CoreRunner:
         """The process body: the flattened program, one instruction at a time."""
         prog, n = self.program, len(self.program)
         loopvars = [0] * self.depth
-        stats, timed, trace, track = self.stats, self.timed, self.trace, self.track
+        stats, timed, trace, track, data = self.stats, self.timed, self.trace, self.track, self.data
         contention = self.contention
         pc = 0
         while pc < n:
@@ -227,7 +238,7 @@ class CoreRunner:
                 ins[1].release(ins[2])
             elif op == _CALL:
                 plan = ins[1]
-                cycles, timing = plan.execute(loopvars, timed)
+                cycles, timing = plan.execute(loopvars, timed, data)
                 stats.calls += 1
                 if cycles:
                     start = engine.now

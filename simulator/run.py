@@ -16,7 +16,7 @@ from tilelang.frontend.calls import convert
 from tilelang.ir.design import Design
 from tilelang.ir.plan import Plan
 
-MODES = ("timed", "functional")
+MODES = ("timed", "functional", "timing")
 
 
 def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool = False, trace: bool = True,
@@ -25,10 +25,12 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
 
     Args:
         plan: a Plan, or a Design (planned first with ``tilelang.plan.plan``).
-        mode: "timed" (the cost model; default) or "functional" (numbers only, no timing).
+        mode: "timed" (the cost model; default), "functional" (numbers only, no timing) or
+            "timing" (the cycles and statistics of "timed" without moving or computing any
+            data: arrays are not needed, outputs are empty; for design-space exploration).
         dispatch_overhead: add the host's per-invocation dispatch (about 450 us on npu1)
             before anything starts.
-        trace: record a Perfetto trace (timed mode only).
+        trace: record a Perfetto trace (timed and timing modes).
         **arrays: arrays by tensor name, each in the tensor's shape. Every tensor a move
             reads must be given; tensors only written may be omitted (they start as zeros).
             float32 arrays for bf16 tensors are rounded to bf16 (nearest even).
@@ -50,10 +52,11 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
         plan = _plan(plan)
     if not isinstance(plan, Plan):
         raise SimulationError(f"simulate takes a Plan or a Design, got {type(plan).__name__}")
-    timed = mode == "timed"
-    tensors = _tensors(plan.design, arrays)
+    timed = mode != "functional"
+    data = mode != "timing"
+    tensors = _tensors(plan.design, arrays) if data else _no_tensors(plan.design, arrays)
     tr = Trace(plan.device.clock_hz)
-    world = World(plan, tensors, timed, tr if (timed and trace) else None)
+    world = World(plan, tensors, timed, tr if (timed and trace) else None, data)
     procs, end = _start(world, timed and dispatch_overhead)
     with np.errstate(all="ignore"):  # the kernel IR's semantics ignore floating-point warnings
         world.engine.run()
@@ -63,7 +66,7 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
         raise DeadlockError(explain(world.engine.now, procs, world.host, _tiles(world)))
     cycles = end["at"] if timed else 0
     stats = _stats(world, cycles)
-    outputs = {name: tensors[name] for name in plan.design.outputs}
+    outputs = {name: tensors[name] for name in plan.design.outputs} if data else {}
     return SimResult(outputs, cycles, stats, tr, mode, plan.device.clock_hz)
 
 
@@ -73,6 +76,14 @@ def _plan(design: Design) -> Plan:
     except ImportError as e:
         raise SimulationError(f"no planner is available ({e}); pass a Plan to simulate") from None
     return make_plan(design)
+
+
+def _no_tensors(design: Design, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Timing mode moves no data: arrays are optional, but must name tensors of the design."""
+    unknown = sorted(set(arrays) - set(design.tensors))
+    if unknown:
+        raise SimulationError(f"design {design.name!r} has no tensor(s) {unknown}; its tensors are {list(design.tensors)}")
+    return {}
 
 
 def _tensors(design: Design, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -129,7 +140,7 @@ def _start(world: World, dispatch: bool) -> tuple[list[Process], dict[str, int]]
         p.on_done = lambda proc, r=runner: _core_done(r, proc, finished)
         procs.append(p)
     for flow in world.flows:
-        fp = Process(engine, f"dma:{flow.fifo}", "dma", lambda proc, f=flow: f.run(proc, engine, world.timed))
+        fp = Process(engine, f"dma:{flow.fifo}", "dma", lambda proc, f=flow: f.run(proc, engine, world.timed, world.data))
         fp.obj = flow
         procs.append(fp)
     if world.trace is not None:

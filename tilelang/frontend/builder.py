@@ -136,10 +136,66 @@ class Affine:
 
     __rfloordiv__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __floordiv__
 
-    def __index__(self) -> NoReturn:
-        self._no("use as a Python int (it is only known on the device)")
+    # A loop variable has no value at trace time: the body is traced once, for every iteration.
+    # Python control flow on it would silently take one branch for all of them, so each way of
+    # asking for its value raises, saying what to write instead.
 
-    __int__ = __bool__ = __index__  # type: ignore[assignment]
+    def _kind(self) -> str:
+        return "a tl.range loop variable" if isinstance(self, LoopVar) else "an expression of tl.range loop variables"
+
+    def _branch(self, what: str) -> NoReturn:
+        raise DesignError(
+            located(
+                f"{what} {self._kind()} ({self!r}) in Python: the core body is traced once for every "
+                f"iteration, so Python cannot branch on it. Instead branch inside a kernel with tl.where on a value "
+                f"passed as an integer argument (affine arguments such as i * 64 + j are allowed), or peel the "
+                f"special iteration out of the loop (do iteration 0 before 'for k in tl.range(1, n)')",
+                user_location(),
+            )
+        )
+
+    def _value(self, what: str) -> NoReturn:
+        raise DesignError(
+            located(
+                f"{what} {self._kind()} ({self!r}) as a Python int: its value is only known on the device. "
+                f"Instead pass it to a kernel's integer parameter, alone or as an affine expression such as "
+                f"i * 64 + j, or unroll with a Python 'for' loop when each iteration needs different Python objects",
+                user_location(),
+            )
+        )
+
+    def __eq__(self, other: object) -> NoReturn:  # type: ignore[override]
+        self._branch("'==' compares")
+
+    def __ne__(self, other: object) -> NoReturn:  # type: ignore[override]
+        self._branch("'!=' compares")
+
+    def __lt__(self, other: object) -> NoReturn:
+        self._branch("'<' compares")
+
+    def __le__(self, other: object) -> NoReturn:
+        self._branch("'<=' compares")
+
+    def __gt__(self, other: object) -> NoReturn:
+        self._branch("'>' compares")
+
+    def __ge__(self, other: object) -> NoReturn:
+        self._branch("'>=' compares")
+
+    def __bool__(self) -> NoReturn:
+        self._branch("'if'/'while'/bool() tests")
+
+    def __index__(self) -> NoReturn:
+        self._value("indexing (a list, range() or slice) uses")
+
+    def __int__(self) -> NoReturn:
+        self._value("int() uses")
+
+    def __float__(self) -> NoReturn:
+        self._value("float() uses")
+
+    def __hash__(self) -> NoReturn:  # type: ignore[override]
+        self._value("a dict or set lookup uses")
 
     def __repr__(self) -> str:
         parts = [f"%i{d}" if c == 1 else f"{c} * %i{d}" for d, c in sorted(self.terms.items())]
