@@ -31,7 +31,8 @@ class World:
 
     Attributes:
         plan / design: what is simulated.
-        tensors: host tensors by name (the simulation's own copies).
+        tensors: host tensors by name (the simulation's own copies; none in timing mode).
+        data: whether data moves and kernels compute (False: timing mode, cycles only).
         rings: every fifo copy, by "<fifo>@<agent>".
         core_sides: per core, its side of each fifo it uses.
         flows: one per streamed fifo.
@@ -40,11 +41,13 @@ class World:
         host: the runtime sequence.
     """
 
-    def __init__(self, plan: Plan, tensors: dict[str, np.ndarray], timed: bool, trace: Trace | None) -> None:
+    def __init__(self, plan: Plan, tensors: dict[str, np.ndarray], timed: bool, trace: Trace | None,
+                 data: bool = True) -> None:
         self.plan = plan
         self.design: Design = plan.design
         self.device = plan.device
         self.timed = timed
+        self.data = data
         self.trace = trace
         self.engine = Engine()
         self.tensors = tensors
@@ -202,7 +205,7 @@ class World:
             if self.trace is not None:
                 track = self.trace.track("cores", f"{c.name} {self.plan.placement[c.name]}")
             out.append(CoreRunner(c, sides, kernels, self._call_cost, self.timed, self.trace, track,
-                                  self.contention if self.contention.watched else None))
+                                  self.contention if self.contention.watched else None, self.data))
         return out
 
     def _call_cost(self, kernel: Kernel, elems: list[tuple[str, Side, int]]) -> CostFn:
@@ -222,5 +225,5 @@ class World:
     def _moves(self) -> None:
         for d in self.design.dmas:
             fifo = self.fifo_decl[d.fifos[0]]
-            move = HostMove(d, self.tensors[d.tensor], fifo.elem.numel, fifo.elem.nbytes)
+            move = HostMove(d, self.tensors[d.tensor] if self.data else None, fifo.elem.numel, fifo.elem.nbytes)
             self.host.add(move)

@@ -252,8 +252,12 @@ class Flow:
         self.stats = Busy()
         self.holding = False
 
-    def run(self, proc: Process, engine: Engine, timed: bool) -> Generator[object, None, None]:
-        """The flow's process body: one transfer per element, forever (it ends blocked)."""
+    def run(self, proc: Process, engine: Engine, timed: bool, data: bool = True) -> Generator[object, None, None]:
+        """The flow's process body: one transfer per element, forever (it ends blocked).
+
+        With ``data`` False (timing mode) a transfer takes its time and hands over its
+        buffers but copies nothing.
+        """
         src, sinks, chans = self.source, self.sinks, self.channels
         ddr, nbytes, to_device = self.ddr, self.nbytes, self.to_device
         moving = _Moving(self.fifo)
@@ -290,9 +294,10 @@ class Flow:
                     self.contention.transfer_started(banks_of(slots), start, start + dur, nbytes / dur)  # type: ignore[union-attr]
                 proc.why = moving
                 yield dur
-            data = src.take()
-            for s, slot in zip(sinks, slots, strict=True):
-                s.put(slot, data)
+            if data:
+                element = src.take()
+                for s, slot in zip(sinks, slots, strict=True):
+                    s.put(slot, element)
             src.done()
             self.holding = False
             for c in chans:

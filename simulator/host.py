@@ -33,11 +33,12 @@ class HostMove:
         reserved / landed: elements started / written into the tensor (from-device).
     """
 
-    def __init__(self, dma: Dma, tensor: np.ndarray, elem_numel: int, elem_bytes: int) -> None:
+    def __init__(self, dma: Dma, tensor: np.ndarray | None, elem_numel: int, elem_bytes: int) -> None:
         self.dma = dma
-        self.flat = tensor.reshape(-1)
+        # no tensor: timing mode, where elements are counted but never gathered or scattered
+        self.flat = tensor.reshape(-1) if tensor is not None else None
         self.n = elem_numel
-        self.walk = ElementWalk(dma.pattern, elem_numel, self.flat)
+        self.walk = ElementWalk(dma.pattern, elem_numel, self.flat) if self.flat is not None else None
         self.total = dma.pattern.numel // elem_numel
         self.nbytes = self.total * elem_bytes * len(dma.fifos)
         self.sent = {f: 0 for f in dma.fifos}

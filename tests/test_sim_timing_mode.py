@@ -1,0 +1,70 @@
+"""``mode="timing"`` gives exactly the cycles and statistics of ``mode="timed"`` without moving data.
+
+Checked on every example script's design (at its ``--small`` sizes, captured where the script hands it
+to the harness) and on every design benchmarks/library_bench.py measures at its small sizes.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tilelang as tl
+from tilelang.errors import SimulationError
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import library_bench as lb  # noqa: E402
+from test_examples import SCRIPTS, load  # noqa: E402
+
+LIBRARY = lb.gemm_cases(256) + lb.matvec_cases(True) + lb.conv_cases(True) + lb.stream_cases(True)
+
+
+def assert_same_timing(plan: object, inputs: dict[str, np.ndarray]) -> None:
+    timed = tl.simulate(plan, mode="timed", trace=False, **inputs)
+    timing = tl.simulate(plan, mode="timing", trace=False)
+    assert timed.cycles > 0
+    assert timing.cycles == timed.cycles
+    assert timing.stats == timed.stats
+    assert timing.outputs == {} and timing.mode == "timing"
+
+
+def captured_design(stem: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[object, dict]:
+    """The design and inputs example ``stem`` builds at its small sizes (the harness is not run)."""
+    mod = load(stem)
+    seen: dict[str, object] = {}
+
+    def capture(name, design, inputs, expected, args, **kw):  # noqa: ANN001, ANN202 - harness.run's signature
+        seen["design"], seen["inputs"] = design, inputs
+        return 0
+
+    monkeypatch.setattr(sys.modules["harness"], "run", capture)
+    assert mod.main(["--small", "--out", str(tmp_path), "--strategy", "greedy"]) == 0
+    return seen["design"], seen["inputs"]  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("stem", SCRIPTS)
+def test_timing_mode_equals_timed_on_every_example(stem, monkeypatch, tmp_path):
+    design, inputs = captured_design(stem, monkeypatch, tmp_path)
+    assert_same_timing(tl.plan(design, strategy="greedy"), inputs)
+
+
+@pytest.mark.parametrize("case", LIBRARY, ids=[f"{c.design}-{c.device}-{c.label}" for c in LIBRARY])
+def test_timing_mode_equals_timed_on_every_library_design(case):
+    design = case.build()
+    inputs = case.inputs(np.random.default_rng(0))
+    assert_same_timing(tl.plan(design, strategy="greedy"), inputs)
+
+
+def test_timing_mode_needs_no_arrays_but_rejects_unknown_names():
+    plan = tl.plan(tl.library.matmul(64, 64, 64, cores=1, tiling={"m": 32, "k": 32, "n": 32}), strategy="greedy")
+    assert tl.simulate(plan, mode="timing").cycles > 0
+    with pytest.raises(SimulationError, match="no tensor"):
+        tl.simulate(plan, mode="timing", X=np.zeros(4))
+    with pytest.raises(SimulationError, match="mode must be one of"):
+        tl.simulate(plan, mode="timings")
