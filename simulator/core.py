@@ -24,7 +24,7 @@ from simulator.kernels import CompiledKernel
 from simulator.memory import ReaderSide, WriterSide
 from simulator.result import Trace
 from tilelang.errors import SimulationError
-from tilelang.frontend.calls import run_extern
+from tilelang.ir.calls import run_extern
 from tilelang.ir.design import Acquire, AffineArg, Call, ConstArg, Core, ElemArg, Loop, LoopVarArg, Release, Stmt
 from tilelang.ir.kernel import AnyKernel, ExternKernel, Kernel
 

@@ -12,7 +12,7 @@ from simulator.engine import Process
 from simulator.host import HostMove
 from simulator.result import SimResult, Stats, Trace, TransferStats
 from tilelang.errors import DeadlockError, KernelError, SimulationError
-from tilelang.frontend.calls import convert
+from tilelang.ir.calls import convert
 from tilelang.ir.design import Design
 from tilelang.ir.plan import Plan
 
@@ -24,7 +24,7 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
     """Run ``plan`` with real numbers: outputs, total cycles, statistics and a trace.
 
     Args:
-        plan: a Plan, or a Design (planned first with ``tilelang.plan.plan``).
+        plan: a Plan (``tl.simulate`` also takes a Design and plans it first).
         mode: "timed" (the cost model; default), "functional" (numbers only, no timing) or
             "timing" (the cycles and statistics of "timed" without moving or computing any
             data: arrays are not needed, outputs are empty; for design-space exploration).
@@ -49,9 +49,9 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
     if mode not in MODES:
         raise SimulationError(f"mode must be one of {MODES}, got {mode!r}")
     if isinstance(plan, Design):
-        plan = _plan(plan)
+        raise SimulationError(f"simulator.simulate takes a Plan; plan design {plan.name!r} first (tl.simulate does)")
     if not isinstance(plan, Plan):
-        raise SimulationError(f"simulate takes a Plan or a Design, got {type(plan).__name__}")
+        raise SimulationError(f"simulate takes a Plan, got {type(plan).__name__}")
     timed = mode != "functional"
     data = mode != "timing"
     tensors = _tensors(plan.design, arrays) if data else _no_tensors(plan.design, arrays)
@@ -68,14 +68,6 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
     stats = _stats(world, cycles)
     outputs = {name: tensors[name] for name in plan.design.outputs} if data else {}
     return SimResult(outputs, cycles, stats, tr, mode, plan.device.clock_hz)
-
-
-def _plan(design: Design) -> Plan:
-    try:
-        from tilelang.plan import plan as make_plan  # type: ignore[attr-defined]
-    except ImportError as e:
-        raise SimulationError(f"no planner is available ({e}); pass a Plan to simulate") from None
-    return make_plan(design)
 
 
 def _no_tensors(design: Design, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

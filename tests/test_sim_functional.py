@@ -242,10 +242,10 @@ def test_inputs_are_required_and_bf16_inputs_are_rounded():
 def test_simulate_accepts_a_design_and_returns_fresh_outputs():
     d = _examples().vector_scalar_mul(n=2048, tile=512)
     a = np.arange(2048, dtype=np.int32)
-    res = simulator.simulate(d, A=a)
+    res = tl.simulate(d, A=a)
     assert np.array_equal(res.outputs["C"], a * 3)
     assert res.outputs["C"] is not a
-    again = simulator.simulate(d, A=a)
+    again = tl.simulate(d, A=a)
     assert again.cycles == res.cycles  # deterministic
     assert again.outputs["C"] is not res.outputs["C"]
 

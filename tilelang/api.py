@@ -70,7 +70,12 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
         SimulationError, DeadlockError.
     """
     from simulator import simulate as _simulate
+    from tilelang.ir.design import Design
 
+    if isinstance(plan, Design):
+        from tilelang.plan import plan as _plan
+
+        plan = _plan(plan)
     return _simulate(plan, mode=mode, dispatch_overhead=dispatch_overhead, trace=trace, **arrays)
 
 
@@ -86,3 +91,49 @@ def emit_mlir(plan: Plan, as_module: bool = False, level: str = "objectfifo"):  
     from tilelang.backends.mlir import emit_mlir as _emit
 
     return _emit(plan, as_module=as_module, level=level)
+
+
+def run_design(design: Design, arrays: tuple, named: dict) -> object:
+    """Plan and simulate ``design`` on arrays bound to its tensors by position or name (``design(A, B)``).
+
+    Every tensor the design reads must be given; arrays given for output tensors
+    are also written in place, when their dtype and shape match.
+
+    Returns:
+        The output array, or a tuple of them in argument order.
+
+    Raises:
+        DesignError: arguments that do not bind, or a missing input array.
+    """
+    import numpy as np
+
+    from tilelang.errors import DesignError
+    from tilelang.ir.calls import bind_names
+
+    bound = bind_names(design.name, [t.name for t in design.params], arrays, named, DesignError)
+    missing = [n for n in design.inputs if bound.get(n) is None]
+    if missing:
+        only_written = [n for n in design.outputs if n not in design.inputs]
+        raise DesignError(
+            f"{design.name}() is missing the input array(s) {missing}: the design reads them "
+            f"(only tensors it just writes, {only_written}, may be left out)"
+        )
+    result = simulate(design, **bound)
+    outs = []
+    for name in design.outputs:
+        out = result.outputs[name]
+        given = bound.get(name)
+        if isinstance(given, np.ndarray) and given.shape == out.shape and given.dtype == out.dtype and given.flags.writeable:
+            given[...] = out
+        outs.append(out)
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _register() -> None:
+    # Design.__call__ lives in the IR, which may not import the planner or the simulator: it calls this runner.
+    from tilelang.ir.calls import set_design_runner
+
+    set_design_runner(run_design)
+
+
+_register()

@@ -1,134 +1,34 @@
-"""What calling a kernel does: record an invocation inside a core, else run numpy."""
+"""What calling a kernel does in the frontend: record an invocation inside a traced core body.
+
+The numpy path and the conversions live in :mod:`tilelang.ir.calls` (re-exported
+here); this module registers the tracer's recorder with it.
+"""
 
 from __future__ import annotations
 
-import numpy as np
-
-from tilelang.errors import KernelError
-from tilelang.frontend.source import located, user_location
-from tilelang.ir import semantics
-from tilelang.ir.dtypes import DType
-from tilelang.ir.kernel import AnyKernel, ExternKernel, Kernel, Param
-from tilelang.ir.types import TileType
-
-
-def bind_names(what: str, names: list[str], args: tuple, kwargs: dict, error: type[Exception]) -> dict[str, object]:
-    """Values bound to ``names`` by position then by keyword, as Python binds a call.
-
-    Raises:
-        error: too many values, an unknown or repeated name (``what`` names the callee).
-    """
-    if len(args) > len(names):
-        raise error(f"{what}() takes {len(names)} arguments, got {len(args)}")
-    bound: dict[str, object] = dict(zip(names, args, strict=False))
-    for k, v in kwargs.items():
-        if k not in names:
-            raise error(f"{what}() has no parameter {k!r}; parameters are {names}")
-        if k in bound:
-            raise error(f"{what}() got two values for {k!r}")
-        bound[k] = v
-    return bound
+from tilelang.frontend.builder import current_core
+from tilelang.ir.calls import (
+    bind,
+    bind_names,
+    call_kernel,
+    convert,
+    host_value,
+    run_extern,
+    scalar,
+    set_call_recorder,
+)
+from tilelang.ir.kernel import AnyKernel
 
 
-def bind(kernel: AnyKernel, args: tuple, kwargs: dict) -> list[object]:
-    """Arguments in parameter order, or a KernelError naming what is missing."""
-    names = [p.name for p in kernel.params]
-    bound = bind_names(kernel.name, names, args, kwargs, KernelError)
-    missing = [n for n in names if n not in bound]
-    if missing:
-        raise KernelError(f"{kernel.name}() is missing arguments {missing}")
-    return [bound[n] for n in names]
+def record_call(kernel: AnyKernel, args: tuple, kwargs: dict) -> bool:
+    """Record a kernel call into the core being traced; False outside a core body (then it runs on numpy)."""
+    core = current_core()
+    if core is None:
+        return False
+    core.call(kernel, bind(kernel, args, kwargs))
+    return True
 
 
-def call_kernel(kernel: AnyKernel, args: tuple, kwargs: dict) -> None:
-    from tilelang.frontend import design as design_frontend
+set_call_recorder(record_call)
 
-    core = design_frontend.current_core()
-    if core is not None:
-        core.call(kernel, bind(kernel, args, kwargs))
-        return None
-    where = user_location()
-    try:
-        values = bind(kernel, args, kwargs)
-        arrays = {p.name: host_value(kernel, p, v) for p, v in zip(kernel.params, values, strict=True)}
-    except KernelError as e:
-        raise KernelError(located(str(e), where)) from None
-    if isinstance(kernel, Kernel):
-        semantics.run(kernel, arrays)
-    else:
-        run_extern(kernel, [arrays[p.name] for p in kernel.params])
-    return None
-
-
-def run_extern(kernel: ExternKernel, values: list) -> None:
-    """Call ``kernel``'s numpy reference, which must write its outputs in place.
-
-    Raises:
-        KernelError: no reference, or a reference that returns a value (its result would be lost).
-    """
-    if kernel.reference is None:
-        raise KernelError(f"extern kernel {kernel.name!r} has no numpy reference; pass reference= to tl.extern_kernel")
-    args = [v if isinstance(v, np.ndarray) and v.ndim else v[()] if isinstance(v, np.ndarray) else v for v in values]
-    result = kernel.reference(*args)
-    if result is not None:
-        outs = ", ".join(p.name for p in kernel.params if p.name in kernel.written) or "its output parameter"
-        raise KernelError(
-            f"extern kernel {kernel.name!r}: reference returned a {type(result).__name__} instead of writing its "
-            f"output in place; assign into the written parameter ({outs}), e.g. {outs.split(', ')[0]}[...] = result, "
-            f"and return None"
-        )
-
-
-def scalar(value: object, dt: DType, what: str) -> np.ndarray:
-    """A Python or numpy number as a 0-d array of ``dt``; KernelError if it does not fit."""
-    if isinstance(value, np.ndarray) and value.shape == ():
-        value = value[()]
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer | np.floating):
-        raise KernelError(f"{what}: expected a {dt} number, got {value!r}")
-    if dt.is_int:
-        if float(value) != int(value):
-            raise KernelError(f"{what}: {value!r} is not an integer ({dt})")
-        info = np.iinfo(dt.numpy)
-        if not info.min <= int(value) <= info.max:
-            raise KernelError(f"{what}: {value} does not fit in {dt}")
-        return np.asarray(int(value), dtype=dt.numpy)
-    return np.asarray(value, dtype=np.float32).astype(dt.numpy)
-
-
-def host_value(kernel: AnyKernel, p: Param, v: object) -> np.ndarray:
-    """The numpy value a kernel call uses for parameter ``p``: written tiles as given (checked),
-    read-only tiles converted to the parameter's dtype, scalars as 0-d arrays.
-
-    Raises:
-        KernelError: a wrong shape, a written array of another dtype or read-only, a value that does not fit.
-    """
-    what = f"{kernel.name}(): argument {p.name!r}"
-    if isinstance(p.type, DType):
-        return scalar(v, p.type, what)
-    t: TileType = p.type
-    if not isinstance(v, np.ndarray):
-        raise KernelError(f"{what}: expected a numpy array of shape {t.shape} and dtype {t.dtype}, got {type(v).__name__}")
-    if v.shape != t.shape:
-        raise KernelError(f"{what}: shape {v.shape} does not match the parameter's {t.shape}")
-    if p.name in kernel.written:
-        if v.dtype != t.dtype.numpy:
-            raise KernelError(f"{what}: the kernel writes it, so it must have dtype {t.dtype.numpy}, got {v.dtype}")
-        if not v.flags.writeable:
-            raise KernelError(f"{what}: the kernel writes it, but the array is read-only")
-        return v
-    return convert(v, t.dtype, what)
-
-
-def convert(v: np.ndarray, dt: DType, what: str) -> np.ndarray:
-    """``v`` as dtype ``dt``: floats round (f32 -> bf16 to nearest even); ints must fit exactly."""
-    if v.dtype == dt.numpy:
-        return v
-    src_float = v.dtype.kind == "f" or v.dtype == np.dtype(dt.numpy) or v.dtype.name == "bfloat16"
-    if dt.is_float and (src_float or v.dtype.kind in "iu"):
-        return v.astype(np.float32).astype(dt.numpy) if dt.name == "bf16" else v.astype(dt.numpy)
-    if dt.is_int and v.dtype.kind in "iu":
-        out = v.astype(dt.numpy)
-        if not np.array_equal(out.astype(v.dtype), v):
-            raise KernelError(f"{what}: values of dtype {v.dtype} do not fit in {dt}")
-        return out
-    raise KernelError(f"{what}: cannot use an array of dtype {v.dtype} for {dt}")
+__all__ = ["bind", "bind_names", "call_kernel", "convert", "host_value", "record_call", "run_extern", "scalar"]

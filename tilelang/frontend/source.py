@@ -1,53 +1,13 @@
-"""Finding the user's source line for error messages."""
+"""Finding the user's source line for error messages; the location helpers live in the IR (tilelang.ir.source)."""
 
 from __future__ import annotations
 
 import inspect
-import os
 from collections.abc import Callable
 
-_PKG_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tilelang.ir.source import definition_location, located, user_frame, user_location
 
-
-def user_location() -> str | None:
-    """``file:line`` of the innermost stack frame outside the tilelang package."""
-    frame = inspect.currentframe()
-    while frame is not None:
-        path = os.path.abspath(frame.f_code.co_filename)
-        if not path.startswith(_PKG_ROOT + os.sep) and "importlib" not in path:
-            return f"{_short(path)}:{frame.f_lineno}"
-        frame = frame.f_back
-    return None
-
-
-def definition_location(fn: Callable) -> str:
-    """``file:line`` where ``fn`` is defined."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return "<unknown>"
-    return f"{_short(code.co_filename)}:{code.co_firstlineno}"
-
-
-def _short(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return rel if not rel.startswith("..") else path
-
-
-def located(message: str, where: str | None) -> str:
-    return f"{where}: {message}" if where else message
-
-
-def _user_frame():
-    frame = inspect.currentframe()
-    while frame is not None:
-        path = os.path.abspath(frame.f_code.co_filename)
-        if not path.startswith(_PKG_ROOT + os.sep) and "importlib" not in path:
-            return frame
-        frame = frame.f_back
-    return None
+__all__ = ["annotations_of", "definition_location", "located", "user_location"]
 
 
 def _defining_frame(fn: Callable):
@@ -70,7 +30,7 @@ def annotations_of(fn: Callable) -> dict[str, object]:
     raw = inspect.get_annotations(fn)
     if not any(isinstance(v, str) for v in raw.values()):
         return dict(raw)
-    frame = _defining_frame(fn) or _user_frame()
+    frame = _defining_frame(fn) or user_frame()
     scope = dict(frame.f_locals) if frame is not None else {}
     if fn.__closure__:
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__, strict=True):

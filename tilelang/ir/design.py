@@ -393,7 +393,7 @@ class Design:
 
     def __call__(self, *arrays: object, **named: object) -> object:
         """Plan and simulate on numpy arrays; return the written tensors (one array, or a tuple)."""
-        from tilelang.frontend.quick import run_design
+        from tilelang.ir.calls import run_design  # the runner tilelang.api registers
 
         return run_design(self, arrays, named)
 

@@ -296,7 +296,7 @@ class Kernel:
         raise KeyError(name)
 
     def __call__(self, *args: object, **kwargs: object) -> None:
-        from tilelang.frontend.calls import call_kernel
+        from tilelang.ir.calls import call_kernel  # calls imports this module
 
         return call_kernel(self, args, kwargs)
 
@@ -360,7 +360,7 @@ class ExternKernel:
         return int(self.cycles(*args))
 
     def __call__(self, *args: object, **kwargs: object) -> None:
-        from tilelang.frontend.calls import call_kernel
+        from tilelang.ir.calls import call_kernel  # calls imports this module
 
         return call_kernel(self, args, kwargs)
 

@@ -23,7 +23,7 @@ import numpy as np
 from tilelang.backends.mlir._mlir import mlir
 from tilelang.backends.mlir.kernels import lower_kernel
 from tilelang.errors import KernelError
-from tilelang.frontend.calls import bind, host_value
+from tilelang.ir.calls import bind, host_value
 from tilelang.ir.dtypes import DType
 from tilelang.ir.kernel import ExternKernel, Kernel, Param
 from tilelang.ir.types import TileType
