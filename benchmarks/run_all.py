@@ -7,6 +7,7 @@ runs while some are still being written):
 
 - ``plan_bench.py``: planner speed and quality (placement, routing, tiling);
 - ``sim_bench.py``: simulator speed and memory on growing GEMMs;
+- ``timing_bench.py``: ``mode="timing"`` against ``mode="timed"`` on 1024^3 GEMMs;
 - ``accuracy.py``: simulated cycles against published measurements;
 - ``emit_bench.py``: MLIR emission speed and size;
 - ``library_bench.py``: each library design's efficiency against the device's peak.
@@ -27,7 +28,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-BENCHMARKS = ("plan_bench", "sim_bench", "accuracy", "emit_bench", "library_bench")
+BENCHMARKS = ("plan_bench", "sim_bench", "timing_bench", "accuracy", "emit_bench", "library_bench")
 
 
 def run_one(name: str, extra: Sequence[str], timeout: float) -> tuple[str, float]:
