@@ -14,6 +14,8 @@ from tilelang.cli.load import load_design
 from tilelang.ir.design import Design
 
 _out = Console(highlight=False)
+# Progress spinners go to standard error: standard output carries only what was asked for.
+_progress = Console(highlight=False, stderr=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,7 +69,7 @@ def cmd_print(args: argparse.Namespace) -> int:
 def _plan(args: argparse.Namespace, design: Design):
     import tilelang as tl
 
-    with _out.status(f"planning {design.name} on {design.device.name} ...", spinner="dots"):
+    with _progress.status(f"planning {design.name} on {design.device.name} ...", spinner="dots"):
         return tl.plan(design, solver=args.solver, time_limit=args.time_limit)
 
 
@@ -106,7 +108,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     else:
         arrays = random_inputs(design, args.seed)
     plan = _plan(args, design)
-    with _out.status(f"simulating {design.name} ...", spinner="dots"):
+    with _progress.status(f"simulating {design.name} ...", spinner="dots"):
         res = tl.simulate(plan, mode="functional" if args.functional else "timed", **arrays)
     if args.trace and not args.functional:
         res.trace.save(args.trace)
@@ -139,12 +141,17 @@ def summarise(res: object) -> dict:
 def cmd_emit(args: argparse.Namespace) -> int:
     import tilelang as tl
 
-    plan = _plan(args, load_design(args.design))
+    design = load_design(args.design)
+    plan = _plan(args, design)
     text = tl.emit_mlir(plan, level=args.level)
     if args.output:
         with open(args.output, "w") as f:
             f.write(text)
-    else:
+    if args.json:
+        doc = {"design": design.name, "device": design.device.name, "level": args.level}
+        doc.update({"output": args.output} if args.output else {"mlir": text})
+        print(json.dumps(doc, indent=1, sort_keys=True))
+    elif not args.output:
         sys.stdout.write(text)
     return 0
 
@@ -155,9 +162,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     design = load_design(args.design)
     plan = _plan(args, design)
-    with _out.status(f"simulating {design.name} ...", spinner="dots"):
+    with _progress.status(f"simulating {design.name} ...", spinner="dots"):
         res = tl.simulate(plan, **random_inputs(design, args.seed))
     paths = write_report(plan, res, args.output)
+    if args.json:
+        doc = {"design": design.name, "files": [str(p) for p in paths], "simulation": summarise(res)}
+        print(json.dumps(doc, indent=1, sort_keys=True))
+        return 0
     for p in paths:
         _out.print(f"wrote {p}")
     return 0

@@ -29,6 +29,7 @@ import highspy
 
 from tilelang.plan.fabric import Fabric, prune_tree, shortest_path, steiner_tree
 from tilelang.plan.negotiated import Flow
+from tilelang.plan.quiet import new_highs
 from tilelang.plan.steiner import EXACT_LIMIT, steiner_exact
 
 #: Cost of one channel of capacity violation in the master (far above any wirelength).
@@ -70,8 +71,7 @@ class _Master:
 
     def __init__(self, fab: Fabric, n_flows: int, weight: float) -> None:
         self.n_flows, self.n_edges = n_flows, len(fab.links)
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        h = new_highs()
         h.setOptionValue("threads", 1)
         h.setOptionValue("random_seed", 0)
         inf = highspy.kHighsInf

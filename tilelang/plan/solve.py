@@ -30,6 +30,7 @@ from typing import Any
 import pulp
 
 from tilelang.errors import PlanError
+from tilelang.plan.quiet import no_c_stdout
 
 SOLVERS = ("cbc", "highs")
 
@@ -178,6 +179,10 @@ class Solution:
 
 class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc]
     """PuLP's HiGHS with the variables' initial values handed over as a MIP start."""
+
+    def createAndConfigureSolver(self, lp: pulp.LpProblem) -> None:  # noqa: N802 - PuLP's hook name
+        with no_c_stdout():  # highspy.Highs() prints its banner to fd 1 before output can be turned off
+            super().createAndConfigureSolver(lp)
 
     def callSolver(self, lp: pulp.LpProblem) -> None:  # noqa: N802 - PuLP's hook name
         cols = sorted(lp.variables(), key=lambda v: v.index)
