@@ -49,6 +49,8 @@ class CoreStats:
             faster than its bank serves).
         stall: cycles spent blocked in acquires.
         stalls: stall cycles per fifo.
+        fill: of ``stalls``, the cycles per fifo before the core's first input arrived (the pipeline
+            filling; for a core without inputs, before its first call).
         calls: kernel calls made.
         finished_at: the cycle its program ended (None if it never did).
     """
@@ -57,6 +59,7 @@ class CoreStats:
     banks: int = 0
     stall: int = 0
     stalls: dict[str, int] = field(default_factory=dict)
+    fill: dict[str, int] = field(default_factory=dict)
     calls: int = 0
     finished_at: int | None = None
 
@@ -229,11 +232,12 @@ class CoreRunner:
                 side, k = ins[1], ins[2]
                 if not side.try_acquire(k):
                     t0 = engine.now
+                    filling = self._filling()
                     signal = side.wait_signal
                     proc.why = ins[3]
                     while not side.try_acquire(k):
                         yield signal
-                    self._stalled(ins[4], t0, engine.now)
+                    self._stalled(ins[4], t0, engine.now, filling)
             elif op == _RELEASE:
                 ins[1].release(ins[2])
             elif op == _CALL:
@@ -270,11 +274,21 @@ class CoreRunner:
                     loopvars[d] = i
                     pc = head + 1
 
-    def _stalled(self, fifo: str, t0: int, t1: int) -> None:
+    def _filling(self) -> bool:
+        """Whether the core has had no data yet: none of its inputs ever acquired (a core without
+        inputs: no call made yet). Asked only when an acquire blocks, never per instruction."""
+        readers = [s for s in self.sides.values() if isinstance(s, ReaderSide)]
+        if not readers:
+            return not self.stats.calls
+        return not any(s.consumed or s.held for s in readers)
+
+    def _stalled(self, fifo: str, t0: int, t1: int, filling: bool = False) -> None:
         waited = t1 - t0
         if waited:
             st = self.stats
             st.stall += waited
             st.stalls[fifo] = st.stalls.get(fifo, 0) + waited
+            if filling:
+                st.fill[fifo] = st.fill.get(fifo, 0) + waited
             if self.trace is not None:
                 self.trace.add(self.track, f"stall {fifo}", t0, waited)

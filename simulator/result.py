@@ -16,8 +16,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tilelang.errors import SimulationError
+
 if TYPE_CHECKING:
     from simulator.core import CoreStats
+    from simulator.explain import Explanation
+    from tilelang.ir.plan import Plan
 
 #: Trace "processes", one per kind of agent, in display order.
 GROUPS = ("cores", "DMA channels", "memtile links", "host")
@@ -204,6 +208,7 @@ class SimResult:
         trace: the Perfetto trace (empty in functional mode).
         mode: "timed" or "functional".
         clock_hz: the device clock, to turn cycles into seconds.
+        plan: the plan simulated (for :meth:`explain`).
     """
 
     outputs: dict[str, np.ndarray]
@@ -213,11 +218,25 @@ class SimResult:
     mode: str
     clock_hz: float
     extra: dict = field(default_factory=dict)
+    plan: Plan | None = None
 
     @property
     def seconds(self) -> float:
         """Simulated time at the device clock."""
         return self.cycles / self.clock_hz
+
+    def explain(self) -> Explanation:
+        """Where every cycle went: the critical path's share per cause and a one-line verdict
+        (:func:`simulator.explain.explain`; ``print(res.explain())`` for the table).
+
+        Raises:
+            SimulationError: the run was not timed, or the result carries no plan.
+        """
+        from simulator.explain import explain
+
+        if self.plan is None:
+            raise SimulationError("this result carries no plan; call simulator.explain.explain(result, plan)")
+        return explain(self, self.plan)
 
     def __repr__(self) -> str:
         return (f"SimResult(cycles={self.cycles}, outputs={sorted(self.outputs)}, "

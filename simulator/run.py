@@ -67,7 +67,7 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
     cycles = end["at"] if timed else 0
     stats = _stats(world, cycles)
     outputs = {name: tensors[name] for name in plan.design.outputs} if data else {}
-    return SimResult(outputs, cycles, stats, tr, mode, plan.device.clock_hz)
+    return SimResult(outputs, cycles, stats, tr, mode, plan.device.clock_hz, plan=plan)
 
 
 def _no_tensors(design: Design, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

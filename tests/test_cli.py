@@ -49,6 +49,7 @@ def test_simulate_reports_cycles_and_writes_outputs(capsys, tmp_path):
     assert code == 0
     summary = json.loads(out)
     assert summary["cycles"] > 0 and set(summary["cores"]) == {"worker"}
+    assert sum(sh["cycles"] for sh in summary["explain"]["shares"]) == summary["cycles"]
     with np.load(tmp_path / "out.npz") as res:
         np.testing.assert_array_equal(res["C"], a * 3)
     assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]
@@ -60,7 +61,10 @@ def test_report_writes_pictures_and_page(capsys, tmp_path):
     assert code == 0
     for name in ("array.png", "timeline.png", "utilisation.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "data:image/png;base64," in (tmp_path / "report.html").read_text()
+    page = (tmp_path / "report.html").read_text()
+    assert "data:image/png;base64," in page
+    verdict = next(line[len("verdict: "):] for line in out.splitlines() if line.startswith("verdict: "))
+    assert page.index(verdict.split(":")[0]) < page.index("<img")  # the page opens with the verdict
 
 
 @pytest.mark.parametrize(

@@ -119,7 +119,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     elif args.functional:
         _out.print(f"{design.name}: outputs {', '.join(sorted(res.outputs))} computed (functional mode, no timing)")
     else:
-        sys.stdout.write(res.stats.report() + "\n")
+        sys.stdout.write(res.stats.report() + "\n\n")
+        sys.stdout.write(res.explain().text() + "\n")
         _out.print(f"{res.cycles} cycles = {res.seconds * 1e6:.2f} us at {design.device.clock_hz / 1e9:.2f} GHz")
     return 0
 
@@ -135,7 +136,17 @@ def summarise(res: object) -> dict:
         "cores": {n: {"busy": c.busy, "banks": c.banks, "stall": c.stall, "stalls": c.stalls, "calls": c.calls}
                   for n, c in stats.cores.items()},
         "outputs": {n: {"shape": list(a.shape), "dtype": str(a.dtype)} for n, a in res.outputs.items()},  # type: ignore[attr-defined]
+        "explain": _explained(res),
     }
+
+
+def _explained(res: object) -> dict | None:
+    """The critical path's shares and the verdict (None for a functional run)."""
+    if res.mode == "functional":  # type: ignore[attr-defined]
+        return None
+    ex = res.explain()  # type: ignore[attr-defined]
+    return {"path": ex.path, "verdict": ex.verdict, "device_peak": ex.device_peak, "kernel_peak": ex.kernel_peak,
+            "shares": [{"cause": s.cause, "cycles": s.cycles, "detail": s.detail} for s in ex.shares]}
 
 
 def cmd_emit(args: argparse.Namespace) -> int:
@@ -169,6 +180,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         doc = {"design": design.name, "files": [str(p) for p in paths], "simulation": summarise(res)}
         print(json.dumps(doc, indent=1, sort_keys=True))
         return 0
+    sys.stdout.write(res.explain().text() + "\n")
     for p in paths:
         _out.print(f"wrote {p}")
     return 0

@@ -41,6 +41,9 @@ def write_report(plan: object, result: object, directory: str | Path) -> list[Pa
         p.write_bytes(data)
         paths.append(p)
     design = plan.design  # type: ignore[attr-defined]
+    from simulator.explain import explain  # the simulator's consumer: imported when a report is written
+
+    ex = explain(result, plan)  # type: ignore[arg-type]
     body = "".join(
         f'<h2>{name}</h2><img alt="{name}" src="data:image/png;base64,{base64.b64encode(data).decode()}">'
         for name, data in images.items()
@@ -50,7 +53,9 @@ def write_report(plan: object, result: object, directory: str | Path) -> list[Pa
         f"<title>{html.escape(design.name)} on {html.escape(design.device.name)}</title>"
         "<style>body{font-family:sans-serif;margin:2em} img{max-width:100%} pre{background:#f4f4f4;padding:1em}</style>"
         f"</head><body><h1>{html.escape(design.name)} on {html.escape(design.device.name)}</h1>"
+        f"<p><b>{html.escape(ex.verdict)}</b></p>"
         f"<p>{result.cycles} cycles ({result.seconds * 1e6:.1f} us at {design.device.clock_hz / 1e9:.2f} GHz)</p>"  # type: ignore[attr-defined]
+        f"<h2>where the cycles went</h2><pre>{html.escape(ex.text())}</pre>"
         f"{body}<h2>plan</h2><pre>{html.escape(plan.report())}</pre>"  # type: ignore[attr-defined]
         f"<h2>statistics</h2><pre>{html.escape(result.stats.report())}</pre></body></html>"  # type: ignore[attr-defined]
     )
