@@ -1,12 +1,16 @@
 """The ``tilelang`` command: devices, print, plan, simulate, emit, report.
 
 Each command takes a design as ``file.py:name`` (or a printed ``.tl`` IR
-file). User errors print one line and exit with status 1; usage errors exit 2.
+file, or a plan saved by ``tilelang plan -o plan.json``). Files to read and
+write are checked before any work. User errors print one line and exit with
+status 1; usage errors exit 2; a reader that closes the pipe early
+(``| head``) ends the command quietly.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from tilelang.cli import commands
@@ -21,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--json", action="store_true", help="machine-readable output")
 
     pr = sub.add_parser("print", help="trace a design, verify it and print its IR text")
-    pr.add_argument("design", help="file.py:name or file.tl")
+    pr.add_argument("design", help="file.py:name, file.tl or a saved plan.json")
 
     pl = sub.add_parser("plan", help="plan a design and print every decision")
     _design_args(pl)
@@ -48,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _design_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("design", help="file.py:name or file.tl")
+    p.add_argument("design", help="file.py:name, file.tl or a saved plan.json (not planned again)")
     p.add_argument("--solver", choices=["cbc", "highs"], default="cbc", help="ILP solver")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per ILP solve")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -58,13 +62,31 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        return commands.run(args)
+        code = commands.run(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        _discard_stdout()
+        return 1
     except TileLangError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # a file that became unwritable after the checks, a full disk
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _discard_stdout() -> None:
+    """Point fd 1 at the null device, so the interpreter's final flush into the closed pipe is silent."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # sys.stdout is not a file (an in-process test's capture)
+        pass
 
 
 if __name__ == "__main__":

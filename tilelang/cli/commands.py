@@ -10,8 +10,9 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from tilelang.cli.load import load_design
+from tilelang.cli.load import UsageError, check_readable, check_writable, load_target
 from tilelang.ir.design import Design
+from tilelang.ir.plan import Plan
 
 _out = Console(highlight=False)
 # Progress spinners go to standard error: standard output carries only what was asked for.
@@ -62,7 +63,7 @@ def _num(x: float | None) -> str:
 def cmd_print(args: argparse.Namespace) -> int:
     from tilelang.ir import print as print_ir
 
-    sys.stdout.write(print_ir(load_design(args.design)))
+    sys.stdout.write(print_ir(load_target(args.design)))
     return 0
 
 
@@ -73,8 +74,31 @@ def _plan(args: argparse.Namespace, design: Design):
         return tl.plan(design, solver=args.solver, time_limit=args.time_limit)
 
 
+def _planned(args: argparse.Namespace, target: Design | Plan) -> Plan:
+    """``target`` planned, or as it is when it is already a plan (a saved ``.json``)."""
+    return target if isinstance(target, Plan) else _plan(args, target)
+
+
+def read_inputs(path: str, design: Design) -> dict[str, np.ndarray]:
+    """The arrays of an ``.npz`` file, checked against the design's tensor names.
+
+    Raises:
+        UsageError: an unreadable file or an array named after no tensor.
+    """
+    try:
+        with np.load(path) as data:
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError) as e:
+        raise UsageError(f"--inputs: cannot read {path} as an .npz file: {e}") from None
+    unknown = sorted(set(arrays) - set(design.tensors))
+    if unknown:
+        raise UsageError(f"--inputs: {path} holds {unknown}, which are not tensors of {design.name} {list(design.tensors)}")
+    return arrays
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
-    plan = _plan(args, load_design(args.design))
+    check_writable(args.output, "-o")
+    plan = _planned(args, load_target(args.design))
     if args.output:
         with open(args.output, "w") as f:
             f.write(plan.to_json())
@@ -101,13 +125,13 @@ def random_inputs(design: Design, seed: int) -> dict[str, np.ndarray]:
 def cmd_simulate(args: argparse.Namespace) -> int:
     import tilelang as tl
 
-    design = load_design(args.design)
-    if args.inputs:
-        with np.load(args.inputs) as data:
-            arrays = {k: data[k] for k in data.files}
-    else:
-        arrays = random_inputs(design, args.seed)
-    plan = _plan(args, design)
+    check_readable(args.inputs, "--inputs")
+    check_writable(args.outputs, "--outputs")
+    check_writable(args.trace, "--trace")
+    target = load_target(args.design)
+    design = target.design if isinstance(target, Plan) else target
+    arrays = read_inputs(args.inputs, design) if args.inputs else random_inputs(design, args.seed)
+    plan = _planned(args, target)
     with _progress.status(f"simulating {design.name} ...", spinner="dots"):
         res = tl.simulate(plan, mode="functional" if args.functional else "timed", **arrays)
     if args.trace and not args.functional:
@@ -152,8 +176,9 @@ def _explained(res: object) -> dict | None:
 def cmd_emit(args: argparse.Namespace) -> int:
     import tilelang as tl
 
-    design = load_design(args.design)
-    plan = _plan(args, design)
+    check_writable(args.output, "-o")
+    plan = _planned(args, load_target(args.design))
+    design = plan.design
     text = tl.emit_mlir(plan, level=args.level)
     if args.output:
         with open(args.output, "w") as f:
@@ -171,8 +196,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     import tilelang as tl
     from tilelang.report import write_report
 
-    design = load_design(args.design)
-    plan = _plan(args, design)
+    check_writable(args.output, "-o", directory=True)
+    plan = _planned(args, load_target(args.design))
+    design = plan.design
     with _progress.status(f"simulating {design.name} ...", spinner="dots"):
         res = tl.simulate(plan, **random_inputs(design, args.seed))
     paths = write_report(plan, res, args.output)

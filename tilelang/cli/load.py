@@ -1,17 +1,42 @@
-"""Finding the design a command line names: ``file.py:name`` or a printed ``.tl`` IR file."""
+"""Finding what a command line names: ``file.py:name``, a printed ``.tl`` IR file or a saved ``.json`` plan,
+and checking the files a command will read or write before any work is done."""
 
 from __future__ import annotations
 
 import importlib.util
+import inspect
+import os
 import sys
 from pathlib import Path
 
 from tilelang.errors import TileLangError
 from tilelang.ir.design import Design
+from tilelang.ir.plan import Plan
 
 
 class UsageError(TileLangError):
     """The command line names something that does not exist."""
+
+
+def load_target(spec: str) -> Design | Plan:
+    """The design named by ``spec`` (see :func:`load_design`), or the plan in a ``.json`` file
+    written by ``tilelang plan -o``.
+
+    Raises:
+        UsageError: no such file or name, or an ambiguous file.
+        TileLangError: the design or plan itself is invalid.
+    """
+    path_text = spec.partition(":")[0]
+    if path_text.endswith(".json"):
+        path = Path(path_text)
+        if not path.is_file():
+            raise UsageError(f"no such file: {path_text}")
+        try:
+            text = path.read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise UsageError(f"cannot read {path_text}: {e}") from None
+        return Plan.from_json(text)
+    return load_design(spec)
 
 
 def load_design(spec: str) -> Design:
@@ -41,17 +66,20 @@ def load_design(spec: str) -> Design:
     module = _import(path)
     if name:
         if not hasattr(module, name):
-            found = ", ".join(_designs(module)) or "none"
-            raise UsageError(f"{path_text} has no {name!r} (designs found: {found})")
+            raise UsageError(f"{path_text} has no {name!r} ({_found(module)})")
         obj = getattr(module, name)
         if callable(obj) and not isinstance(obj, Design):
+            if _required(obj):
+                raise UsageError(
+                    f"{path_text}:{name} needs arguments {_required(obj)}; the command line calls factories with none"
+                )
             obj = obj()
         if not isinstance(obj, Design):
             raise UsageError(f"{path_text}:{name} is not a design (got {type(obj).__name__})")
         return obj
     found = _designs(module)
     if len(found) != 1:
-        raise UsageError(f"{path_text} defines {len(found)} designs ({', '.join(found) or 'none'}); name one: {path_text}:NAME")
+        raise UsageError(f"{path_text} defines {len(found)} designs ({_found(module)}); name one: {path_text}:NAME")
     return getattr(module, found[0])
 
 
@@ -70,3 +98,68 @@ def _import(path: Path):
 
 def _designs(module) -> list[str]:
     return sorted(k for k, v in vars(module).items() if isinstance(v, Design))
+
+
+def _required(fn: object) -> list[str]:
+    """Parameters of ``fn`` without a default ([] when its signature cannot be read)."""
+    try:
+        params = inspect.signature(fn).parameters.values()  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+def _factories(module) -> list[str]:
+    """Public functions defined in ``module`` that can be called with no arguments (design factories)."""
+    return sorted(
+        k for k, v in vars(module).items()
+        if inspect.isfunction(v) and v.__module__ == module.__name__ and not k.startswith("_") and not _required(v)
+    )
+
+
+def _found(module) -> str:
+    designs = ", ".join(_designs(module)) or "none"
+    factories = ", ".join(_factories(module)) or "none"
+    return f"designs found: {designs}; factories callable with no arguments: {factories}"
+
+
+def check_readable(path: str | None, what: str) -> None:
+    """Raise a UsageError now, before any work, if ``path`` is given but cannot be read."""
+    if path is None:
+        return
+    if not Path(path).is_file():
+        raise UsageError(f"{what}: no such file: {path}")
+    if not os.access(path, os.R_OK):
+        raise UsageError(f"{what}: cannot read {path} (permission denied)")
+
+
+def check_writable(path: str | None, what: str, directory: bool = False) -> None:
+    """Raise a UsageError now, before any work, if ``path`` is given but could not be written.
+
+    Args:
+        path: the file (or, with ``directory``, the directory) the command will write.
+        what: the option, for the message.
+        directory: ``path`` is a directory the command creates if needed.
+    """
+    if path is None:
+        return
+    p = Path(path)
+    if directory and p.exists():
+        if not p.is_dir():
+            raise UsageError(f"{what}: {path} exists and is not a directory")
+        if not os.access(p, os.W_OK):
+            raise UsageError(f"{what}: cannot write into {path} (permission denied)")
+        return
+    if not directory and p.is_dir():
+        raise UsageError(f"{what}: {path} is a directory")
+    if not directory and p.exists():
+        if not os.access(p, os.W_OK):
+            raise UsageError(f"{what}: cannot write {path} (permission denied)")
+        return
+    parent = p.parent
+    while not parent.exists() and directory and parent != parent.parent:
+        parent = parent.parent  # the report directory is created with its missing parents
+    if not parent.is_dir():
+        raise UsageError(f"{what}: cannot write {path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"{what}: cannot write {path}: directory {parent} is not writable")
