@@ -19,6 +19,7 @@ from tilelang.errors import (
     KernelError,
     ParseError,
     PlanError,
+    PlanWarning,
     SimulationError,
     TileLangError,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "KernelError",
     "ParseError",
     "PlanError",
+    "PlanWarning",
     "SimulationError",
     "Tensor",
     "TensorType",

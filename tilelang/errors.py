@@ -39,3 +39,8 @@ class ParseError(TileLangError):
         super().__init__(where + message)
         self.line = line
         self.column = column
+
+
+class PlanWarning(UserWarning):
+    """The planner fell back (a solver failed or a wall-clock safety net fired): the plan is legal,
+    but it may not be the one the ILP would give, or may differ on another machine."""

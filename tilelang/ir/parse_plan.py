@@ -127,12 +127,13 @@ def _route(node: Tree, scope: _PlanScope) -> tuple[str, Route]:
 
 def _solve(node: Tree) -> tuple[str, SolveInfo]:
     name, attrs_node = node.children
-    attrs = attributes(attrs_node, ("method", "status", "objective", "gap"))
+    attrs = attributes(attrs_node, ("method", "status", "objective", "gap", "message"))
     method = as_string(required(attrs, "method", node, f"solve {name}"))
     status = as_string(required(attrs, "status", node, f"solve {name}"))
     objective = as_number(attrs["objective"]) if "objective" in attrs else None
     gap = as_number(attrs["gap"]) if "gap" in attrs else None
-    return str(name), SolveInfo(method, status, 0.0, objective, gap)
+    message = as_string(attrs["message"]) if "message" in attrs else ""
+    return str(name), SolveInfo(method, status, 0.0, objective, gap, message)
 
 
 _WHAT = {"fifo_plan": "the ends of fifo @{}", "buffer": "buffer @{}", "route": "the route of @{}", "solve": "solve {}"}

@@ -110,13 +110,21 @@ class Route:
 
 @dataclass(frozen=True)
 class SolveInfo:
-    """How one planning decision was made."""
+    """How one planning decision was made.
+
+    ``status`` is "optimal", "feasible", "time-limited" (a wall-clock safety net
+    fired: the decision may differ on another machine), "error" (a solver
+    failed) or what a fallback was for; ``message`` says what happened when the
+    decision is not simply "optimal" or "feasible" (the solver's error, the
+    fallback taken).
+    """
 
     method: str
     status: str
     seconds: float
     objective: float | None = None
     gap: float | None = None
+    message: str = ""
 
 
 @dataclass(frozen=True, eq=False)
@@ -218,6 +226,7 @@ class Plan:
             },
             "solves": {
                 k: {"method": s.method, "status": s.status, "seconds": s.seconds, "objective": s.objective, "gap": s.gap}
+                | ({"message": s.message} if s.message else {})
                 for k, s in sorted(self.solves.items())
             },
         }

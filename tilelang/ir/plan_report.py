@@ -60,4 +60,7 @@ def render(plan: Plan) -> str:
             for k, s in plan.solves.items()
         ],
     )
+    notes = [f"{k} ({s.status}): {s.message}" for k, s in plan.solves.items() if s.message]
+    if notes:
+        lines += ["solve notes", *notes, ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -312,6 +312,8 @@ def _format_solve(name: str, s: SolveInfo) -> str:
         raise ValueError(f"solve {name!r} has no IR text form: names are identifiers")
     attrs: list[tuple[str, object]] = [("method", s.method), ("status", s.status)]
     attrs += [(k, v) for k, v in (("objective", s.objective), ("gap", s.gap)) if v is not None]
+    if s.message:
+        attrs.append(("message", s.message))
     return f"solve {name}{format_attrs(attrs)}"
 
 

@@ -35,7 +35,7 @@ import pulp
 from tilelang.ir.plan import SolveInfo
 from tilelang.plan.bank_fit import UNPLACED, bank_cost, first_fit_banks
 from tilelang.plan.buffers import BankChooser, BankProblem
-from tilelang.plan.solve import solve_model
+from tilelang.plan.solve import Solution, solve_model, warn
 
 
 @dataclass
@@ -47,9 +47,10 @@ class BankSolve:
     objective: float | None = 0.0
     gap: float | None = 0.0
     log: list[str] = field(default_factory=list)
+    message: str = ""
 
     def result(self) -> SolveInfo:
-        return SolveInfo(self.method, self.status, 0.0, self.objective, self.gap)
+        return SolveInfo(self.method, self.status, 0.0, self.objective, self.gap, self.message)
 
 
 def signature(bp: BankProblem) -> tuple:
@@ -150,18 +151,34 @@ def ilp_banks(solver: str, time_limit: float) -> tuple[BankChooser, BankSolve]:
         reps, of = distinct(problems)
         prob, x = build_bank_model(reps)
         sol = solve_model(prob, solver, time_limit)
+        status, record.message = _judge(sol)
         if not sol.values:
-            record.method, record.status, record.objective, record.gap = "ilp->first-fit", sol.status, score, None
+            record.method, record.status, record.objective, record.gap = "ilp->first-fit", status, score, None
+            record.message = record.message or f"the bank ILP found no solution ({sol.status}): first-fit banks kept"
+            if status != "error":
+                warn(f"buffers: {record.message}")
             return first
         chosen = _expand(problems, reps, of, x, sol.values)
         found = bank_cost(problems, chosen)
         if found > score:
-            record.method, record.status, record.objective, record.gap = "ilp->first-fit", sol.status, score, None
+            record.method, record.status, record.objective, record.gap = "ilp->first-fit", status, score, None
             return first
-        record.method, record.status, record.objective, record.gap = "ilp", sol.status, found, sol.gap
+        record.method, record.status, record.objective, record.gap = "ilp", status, found, sol.gap
         return chosen
 
     return choose, record
+
+
+def _judge(sol: Solution) -> tuple[str, str]:
+    """(status for the plan, message) of a bank solve; a failure or a safety net is also a PlanWarning."""
+    if sol.status == "error":
+        warn(f"buffers: the bank ILP failed ({sol.message}); first-fit banks are used")
+        return "error", f"the bank ILP failed: {sol.message}"
+    if sol.clocked:
+        warn("buffers: the bank ILP hit its wall-clock safety net; the banks may differ on another machine "
+             "(raise time_limit)")
+        return "time-limited", "the bank ILP hit its wall-clock safety net"
+    return sol.status, ""
 
 
 def _expand(problems: list[BankProblem], reps: list[BankProblem], of: list[int], x: dict, values: dict) -> dict[str, int]:

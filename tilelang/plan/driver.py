@@ -29,7 +29,7 @@ from tilelang.plan.placement import place_ilp
 from tilelang.plan.problem import Coord, Problem, build_problem
 from tilelang.plan.resources import check_tiles
 from tilelang.plan.routing import Routing, route_flows
-from tilelang.plan.solve import check_solver
+from tilelang.plan.solve import check_solver, clock, warn
 
 STRATEGIES = ("ilp", "greedy")
 
@@ -116,24 +116,29 @@ def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: 
     solver = _check_args(design, solver, time_limit, strategy)
     verify_design(design)
     start = time.monotonic()
-    deadline = start + float(time_limit)
+    deadline = clock() + float(time_limit)
     problem = build_problem(design)
     check_link_channels(design)
     timings: dict[str, float] = {}
 
     t0 = time.monotonic()
-    budget = _share(deadline, 0.35)
+    # Shares of the time limit are safety nets only (work bounds each solve): generous to the placement,
+    # whose models are the largest.
+    budget = _share(deadline, 0.5)
     placement, place_info = _place(problem, strategy, solver, budget)
     timings["placement"] = time.monotonic() - t0
     t0 = time.monotonic()
     try:
         carriage, buffers, shared_at, buf_info = _resources(problem, placement, strategy, solver, deadline)
-    except PlanError:
+    except PlanError as e:
         if strategy != "ilp":
             raise
         # The placement ILP models resources approximately (e.g. shared buffers, locks);
         # if its placement does not fit, the greedy one may.
-        placement, place_info = greedy_placement(problem), SolveInfo("ilp->greedy", "infeasible-resources", 0.0)
+        why = f"the ILP placement does not fit ({e}); the greedy placement is used"
+        warn(f"placement: {why}")
+        placement = greedy_placement(problem)
+        place_info = SolveInfo("ilp->greedy", "infeasible-resources", 0.0, None, None, why)
         carriage, buffers, shared_at, buf_info = _resources(problem, placement, strategy, solver, deadline)
     timings["buffers"] = time.monotonic() - t0
 
@@ -152,14 +157,14 @@ def _resources(problem: Problem, placement: Placement, strategy: str, solver: st
 
 
 def _share(deadline: float, fraction: float) -> float:
-    return max(0.5, (deadline - time.monotonic()) * fraction)
+    return max(0.5, (deadline - clock()) * fraction)
 
 
 def _route(problem: Problem, carriage: Carriage, placement: Placement, strategy: str, solver: str, deadline: float) -> Routing:
     flows, names = _flows(problem, carriage, placement)
     fab = fabric(problem.device)
     method = "ilp" if strategy == "ilp" else "greedy"
-    return route_flows(fab, flows, names, solver, max(0.5, deadline - time.monotonic()), method)
+    return route_flows(fab, flows, names, solver, max(0.5, deadline - clock()), method)
 
 
 def _assemble(
@@ -176,7 +181,7 @@ def _assemble(
     _, names = _flows(problem, carriage, placement)
     routes: dict[str, Route] = dict(zip(names, routing.routes, strict=True))
     r = routing.solve
-    route_info = SolveInfo(r.method, r.status, 0.0, r.objective, routing.gap)
+    route_info = SolveInfo(r.method, r.status, 0.0, r.objective, routing.gap, r.message)
     solves = {"placement": _zero(place_info), "buffers": _zero(buf_info), "routing": route_info}
     out = Plan(
         design=problem.design,
@@ -192,4 +197,4 @@ def _assemble(
 
 
 def _zero(info: SolveInfo) -> SolveInfo:
-    return SolveInfo(info.method, info.status, 0.0, info.objective, info.gap)
+    return SolveInfo(info.method, info.status, 0.0, info.objective, info.gap, info.message)

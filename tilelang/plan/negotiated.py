@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tilelang.plan.fabric import Coord, Fabric, steiner_tree
+from tilelang.plan.solve import clock
 
 Flow = tuple[Coord, tuple[Coord, ...]]
 
@@ -32,6 +33,7 @@ class RouteResult:
         overflow: edge -> flows beyond its capacity (empty when legal).
         iterations: routing passes made.
         seconds: wall time.
+        clocked: stopped by the time limit (a safety net) before its pass limit.
     """
 
     trees: tuple[tuple[int, ...] | None, ...]
@@ -39,6 +41,7 @@ class RouteResult:
     overflow: dict[int, int]
     iterations: int
     seconds: float
+    clocked: bool = False
 
     @property
     def wirelength(self) -> int:
@@ -73,14 +76,15 @@ def negotiate(
         fab: the fabric.
         flows: (source, dests) per flow.
         max_iters: passes before giving up (mlir-aie allows 1000 on its whole design).
-        time_limit: seconds before giving up (None: no limit).
+        time_limit: seconds before giving up (None: no limit); a safety net only, since
+            ``max_iters`` bounds the work (``clocked`` says when it fired).
         growth: factor on the present-congestion weight per pass.
         history: history cost added per channel of over-use per pass.
 
     Returns:
         The :class:`RouteResult`; ``legal`` is False if over-use remains.
     """
-    start = time.monotonic()
+    start = clock()
     n = len(fab.links)
     hist = [0.0] * n
     occ = [0] * n
@@ -101,15 +105,15 @@ def negotiate(
         over = {e: occ[e] - fab.cap[e] for e in range(n) if occ[e] > fab.cap[e]}
         unrouted = any(t is None for t in trees)
         if not over and not unrouted:
-            return RouteResult(tuple(trees), True, {}, it, time.monotonic() - start)
-        if time_limit is not None and time.monotonic() - start > time_limit:
-            break
+            return RouteResult(tuple(trees), True, {}, it, clock() - start)
+        if time_limit is not None and clock() - start > time_limit and it < max_iters:
+            return RouteResult(tuple(trees), False, overflow_of(fab, trees), it, clock() - start, True)
         for e, x in over.items():
             hist[e] += history * x
         pres *= growth
         bad = set(over)
         todo = [i for i, t in enumerate(trees) if t is None or bad.intersection(t)]
-    return RouteResult(tuple(trees), False, overflow_of(fab, trees), it, time.monotonic() - start)
+    return RouteResult(tuple(trees), False, overflow_of(fab, trees), it, clock() - start)
 
 
 def sequential(fab: Fabric, flows: Sequence[Flow]) -> RouteResult:

@@ -1,27 +1,29 @@
 """Placement: cores onto compute tiles, links onto memtiles, host ends onto shim channels, by ILP.
 
 The model is in ``placement_model.py``. This module decides how to solve it
-so that the result is both good and deterministic (a solver stopped by a
-clock returns whatever incumbent it had, which differs run to run):
+so that the result is both good and deterministic: every solve is bounded by
+work (branch-and-bound nodes), never by a clock, so the same design gives the
+same placement on any machine.
 
-1. designs with few movable cores: the whole model, solved to proven
-   optimality (within ``EXACT_SECONDS``; an unfinished solve is discarded);
-2. otherwise (or if that did not finish): a large-neighbourhood search from
-   the greedy placement. Windows of a few cores, taken in breadth-first
-   order over the fifo graph, are re-placed within ``RADIUS`` tiles of where
-   they are, every other core held fixed; each window's ILP is small and
-   solved to optimality, and a window's answer is kept only if it lowers the
-   objective. Passes repeat until one improves nothing (at most ``PASSES``);
-   the amount of work, not a clock, bounds it, so the result is reproducible
-   (the time limit is only a safety net; hitting it is reported as
-   "time-limited").
+1. designs with few movable cores: the whole model, solved within
+   ``EXACT_NODES`` nodes; a proven optimum is the answer, an incumbent that
+   beats the greedy placement is the start of step 2;
+2. otherwise (or if that was not proven optimal): a large-neighbourhood search
+   from the best placement so far. Windows of a few cores, taken in
+   breadth-first order over the fifo graph, are re-placed within ``RADIUS``
+   tiles of where they are, every other core held fixed; each window's ILP is
+   small and bounded by ``WINDOW_NODES`` nodes, and a window's answer is kept
+   only if it lowers the objective. Passes repeat until one improves nothing
+   (at most ``PASSES``).
    The gap is against the LP relaxation of the whole model (a proven bound)
    when that model is small enough to build.
+
+The time limit is only a safety net against a model too large to finish:
+when it fires (or a solver fails) the placement says so in its status
+("time-limited", "error", with a message) and a PlanWarning is issued.
 """
 
 from __future__ import annotations
-
-import time
 
 from tilelang.ir.plan import SolveInfo
 from tilelang.ir.verify import HOST
@@ -29,20 +31,22 @@ from tilelang.plan.carriage import Placement
 from tilelang.plan.greedy import core_fifos, greedy_placement, order_cores
 from tilelang.plan.placement_model import build, objective_of
 from tilelang.plan.problem import Problem
-from tilelang.plan.solve import solve_model
+from tilelang.plan.solve import Solution, SolveLog, clock, solve_model
 
 #: Movable cores up to which the whole model is solved outright.
 EXACT_CORES = 8
-#: Seconds the whole model may take before the neighbourhood search is used instead.
-EXACT_SECONDS = 2.0
+#: Branch-and-bound nodes for the whole model (npu1's 2x4 matmul proves its optimum in under 100).
+EXACT_NODES = 1000
+#: Share of the placement's time after which the whole-model solve's safety net fires.
+EXACT_SHARE = 0.6
 #: Cores re-placed together in one neighbourhood window.
 WINDOW = 7
 #: Tiles (Manhattan) a window's cores may move from where they are.
 RADIUS = 3
 #: Improvement passes of the neighbourhood search at most (work, not time, bounds it: deterministic).
 PASSES = 3
-#: Seconds one window may take; a window that does not finish is skipped (and reported).
-WINDOW_SECONDS = 3.0
+#: Branch-and-bound nodes of one window's solve; its best incumbent is used when it stops there.
+WINDOW_NODES = 500
 #: Largest (core, tile) candidate count for which the whole model's LP bound is computed.
 BOUND_LIMIT = 1200
 
@@ -55,46 +59,59 @@ def _windows(problem: Problem, shift: int) -> list[frozenset[str]]:
     return [frozenset(order[i : i + WINDOW]) for i in range(0, len(order), WINDOW)]
 
 
-def _exact(problem: Problem, start: Placement, solver: str, seconds: float) -> tuple[Placement, SolveInfo] | None:
+def _exact(problem: Problem, start: Placement, solver: str, seconds: float, log: SolveLog) -> tuple[Placement, Solution]:
+    """The whole model within ``EXACT_NODES``: (its best placement, or ``start`` without one; the solution)."""
     model = build(problem, start)
-    sol = solve_model(model.prob, solver, seconds)
-    if sol.status != "optimal":
-        return None
-    return model.result(sol.values), SolveInfo("ilp", "optimal", 0.0, sol.objective, 0.0)
+    sol = solve_model(model.prob, solver, seconds, nodes=EXACT_NODES)
+    log.note("whole-model ILP", sol)
+    if sol.values and not sol.clocked and sol.objective is not None:
+        return model.result(sol.values), sol
+    return start, sol
 
 
-def _lower_bound(problem: Problem, start: Placement, solver: str, seconds: float) -> float | None:
+def _lower_bound(problem: Problem, start: Placement, solver: str, seconds: float, log: SolveLog) -> float | None:
     if len(problem.cores) * len(problem.device.tiles("compute")) > BOUND_LIMIT:
         return None
     model = build(problem, start)
     sol = solve_model(model.prob, solver, seconds, mip=False)
+    log.note("LP bound", sol)
     return sol.objective if sol.status == "optimal" else None
 
 
-def neighbourhood_search(problem: Problem, start: Placement, solver: str, deadline: float) -> tuple[Placement, float, bool]:
+def neighbourhood_search(
+    problem: Problem, start: Placement, solver: str, deadline: float, log: SolveLog | None = None
+) -> tuple[Placement, float, bool]:
     """Improve ``start`` window by window (see the module docstring).
 
+    Args:
+        problem: the planning problem.
+        start: the placement to improve.
+        solver: "cbc" or "highs".
+        deadline: the safety net, on :func:`~tilelang.plan.solve.clock`.
+        log: collects safety nets that fired and solver errors.
+
     Returns:
-        (placement, its objective, whether every window solve finished before the deadline).
+        (placement, its objective, whether the search ran to its end without a safety net or error).
     """
+    log = SolveLog("placement") if log is None else log
     current, best = start, objective_of(problem, start)
-    complete = True
     for p in range(PASSES):
         improved = False
         for window in _windows(problem, (WINDOW // 2) * (p % 2)):
-            left = deadline - time.monotonic()
+            left = deadline - clock()
             if left <= 0.2:
+                log.fired("neighbourhood search")
                 return current, best, False
             model = build(problem, current, window, RADIUS)
-            sol = solve_model(model.prob, solver, min(left, WINDOW_SECONDS))
-            if sol.status != "optimal":
-                complete = False
+            sol = solve_model(model.prob, solver, left, nodes=WINDOW_NODES)
+            log.note(f"window ILP of {', '.join(sorted(window))}", sol)
+            if sol.clocked or not sol.values or sol.objective is None:
                 continue
-            if sol.objective is not None and sol.objective < best - 1e-6:
+            if sol.objective < best - 1e-6:
                 current, best, improved = model.result(sol.values), sol.objective, True
         if not improved:
             break
-    return current, best, complete
+    return current, best, not (log.clocked or log.errors)
 
 
 def place_ilp(problem: Problem, solver: str, time_limit: float) -> tuple[Placement, SolveInfo]:
@@ -103,23 +120,26 @@ def place_ilp(problem: Problem, solver: str, time_limit: float) -> tuple[Placeme
     Args:
         problem: the planning problem.
         solver: "cbc" or "highs".
-        time_limit: seconds; solves run in child processes killed at the deadline.
+        time_limit: seconds, a safety net only: solves run in child processes killed at the deadline.
 
     Returns:
         (placement, how it was solved); the greedy placement when nothing better was found.
+        A safety net that fired or a solver that failed is a PlanWarning and shows in the status.
     """
-    start = time.monotonic()
-    deadline = start + time_limit
+    deadline = clock() + time_limit
     greedy = greedy_placement(problem)
     if not problem.cores and not problem.links and not any(HOST in f.agents for f in problem.fifos):
         return greedy, SolveInfo("ilp", "optimal", 0.0, 0.0, 0.0)
+    log = SolveLog("placement")
+    start = greedy
     movable = [c for c in problem.cores if c not in problem.pin_map]
     if len(movable) <= EXACT_CORES:
-        exact = _exact(problem, greedy, solver, min(EXACT_SECONDS, time_limit / 2))
-        if exact is not None:
-            return exact
-    placed, obj, complete = neighbourhood_search(problem, greedy, solver, deadline)
-    bound = _lower_bound(problem, greedy, solver, max(0.2, deadline - time.monotonic()))
+        placed, sol = _exact(problem, greedy, solver, EXACT_SHARE * time_limit, log)
+        if sol.status == "optimal" and not sol.clocked:
+            return placed, SolveInfo("ilp", "optimal", 0.0, sol.objective, 0.0)
+        if placed is not greedy and objective_of(problem, placed) < objective_of(problem, greedy) - 1e-6:
+            start = placed
+    placed, obj, _ = neighbourhood_search(problem, start, solver, deadline, log)
+    bound = _lower_bound(problem, greedy, solver, max(0.2, deadline - clock()), log)
     gap = None if bound is None else max(0.0, (obj - bound) / max(obj, 1e-9))
-    status = "feasible" if complete else "time-limited"
-    return placed, SolveInfo("ilp-neighbourhood", status, 0.0, obj, gap)
+    return placed, log.info("ilp-neighbourhood", "feasible", obj, gap)

@@ -21,7 +21,6 @@ found cannot route the flows legally.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -30,6 +29,7 @@ import highspy
 from tilelang.plan.fabric import Fabric, prune_tree, shortest_path, steiner_tree
 from tilelang.plan.negotiated import Flow
 from tilelang.plan.quiet import new_highs
+from tilelang.plan.solve import clock
 from tilelang.plan.steiner import EXACT_LIMIT, steiner_exact
 
 #: Cost of one channel of capacity violation in the master (far above any wirelength).
@@ -168,7 +168,7 @@ def column_generation(
     Returns:
         The final :class:`CGState`.
     """
-    start = time.monotonic()
+    start = clock()
     master = _Master(fab, len(flows), weight)
     columns: list[list[tuple[int, ...]]] = [[] for _ in flows]
     for i, cols in enumerate(initial):
@@ -192,7 +192,7 @@ def column_generation(
         best_lb = lag if best_lb is None else max(best_lb, lag)
         proven = best_lb >= lp - _EPS  # the bound meets the LP: no column can improve it
         done = proven or (added == 0 and (exact or not any(len(f[1]) > 1 for f in flows)))
-        clocked = not done and time.monotonic() - start > budget
+        clocked = not done and clock() - start > budget
         state = CGState(tuple(tuple(c) for c in columns), best_lb, lp, rnd, done, master.slack, clocked)
         report(state)
         if done or clocked:

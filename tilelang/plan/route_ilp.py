@@ -6,7 +6,9 @@ objective lexicographic: the fewest links first, then the least crowded
 busiest link. Since the negotiated routing is a warm start, the result is
 never longer than the baseline.
 
-Steps, each in a child process killed at its deadline:
+Steps, each bounded by work (pricing rounds, branch-and-bound nodes) and run
+in a child process killed at its deadline (a safety net: when it fires, the
+status is "time-limited" and a PlanWarning says so):
 
 1. column generation (``route_cg``) from the negotiated and shortest trees,
    which also proves a lower bound;
@@ -22,7 +24,6 @@ PlanError names the link that ran out.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 import pulp
@@ -34,10 +35,14 @@ from tilelang.plan.negotiated import Flow, RouteResult, overflow_of, usage
 from tilelang.plan.route_cg import CGState, column_generation
 from tilelang.plan.route_edge import build_edge_model, model_size
 from tilelang.plan.routing import Routing, no_routing_message, to_routes
-from tilelang.plan.solve import Solution, run_with_deadline, solve_model
+from tilelang.plan.solve import Solution, SolveLog, clock, run_with_deadline, solve_model
 
 #: Largest edge model (variables) worth handing to a MIP solver for a proof.
 EDGE_MODEL_LIMIT = 40_000
+#: Branch-and-bound nodes of the master IP over the generated trees (the deterministic work bound).
+MASTER_NODES = 2000
+#: Branch-and-bound nodes of the exact edge ILP.
+EDGE_NODES = 200
 
 
 def default_weight(fab: Fabric) -> float:
@@ -154,38 +159,48 @@ def ilp_route(
     Raises:
         PlanError: no legal routing was found.
     """
-    start = time.monotonic()
+    start = clock()
     w = default_weight(fab) if weight is None else weight
     if not flows:
         return Routing(fab.device, (), 0.0, SolveInfo("ilp", "optimal", 0.0, 0.0, 0.0), 0.0)
 
     def left() -> float:
-        return time_limit - (time.monotonic() - start)
+        return time_limit - (clock() - start)
 
+    log = SolveLog("routing")
+    if base.clocked:
+        log.fired("negotiated congestion")
     best = list(base.trees) if base.legal else None
     cg = run_with_deadline(column_generation, (fab, flows, _initial_columns(fab, flows, base), w, 0.35 * left()), 0.45 * left())
     state: CGState | None = cg.result
+    if cg.status == "error":
+        log.failed("column generation", cg.message)
+    elif cg.status != "done" or (state is not None and state.clocked):
+        log.fired("column generation")
     lower = state.lower_bound if state is not None else None
     method = "ilp-cg"
-    # a step stopped by the clock, not by its own end: the result may differ run to run
-    cut = cg.status != "done" or (state is not None and state.clocked)
-    if state is not None and left() > 0.2:
-        prob, lam = _master_ip(fab, state, best, w)
-        sol = solve_model(prob, solver, 0.6 * left())
-        cut = cut or sol.status not in ("optimal", "infeasible")
-        picked = _picked(state, lam, sol)
-        if _legal(fab, flows, picked) and (best is None or objective(fab, picked, w) < objective(fab, best, w) - 1e-9):
-            best = picked
+    if state is not None:
+        if left() > 0.2:
+            prob, lam = _master_ip(fab, state, best, w)
+            sol = solve_model(prob, solver, 0.6 * left(), nodes=MASTER_NODES)
+            log.note("master IP", sol)
+            picked = None if sol.clocked else _picked(state, lam, sol)
+            if _legal(fab, flows, picked) and (best is None or objective(fab, picked, w) < objective(fab, best, w) - 1e-9):
+                best = picked
+        else:
+            log.fired("master IP")
     if best is not None and lower is not None and objective(fab, best, w) - lower > 1e-6:
         size = model_size(fab, flows, best, 1)
-        if size <= EDGE_MODEL_LIMIT and left() > 0.5:
+        if size <= EDGE_MODEL_LIMIT and left() <= 0.5:
+            log.fired("edge ILP")
+        elif size <= EDGE_MODEL_LIMIT:
             prob, x = build_edge_model(fab, flows, best, w)
-            sol = solve_model(prob, solver, left() - 0.1)
-            cut = cut or sol.status not in ("optimal", "infeasible")
-            trees = _edge_trees(x, sol)
+            sol = solve_model(prob, solver, left() - 0.1, nodes=EDGE_NODES)
+            log.note("edge ILP", sol)
+            trees = None if sol.clocked else _edge_trees(x, sol)
             if _legal(fab, flows, trees) and objective(fab, trees, w) < objective(fab, best, w) - 1e-9:
                 best, method = trees, "ilp-edge"
-            if sol.bound is not None:
+            if sol.bound is not None and not sol.clocked:
                 lower = max(lower, sol.bound)
     if best is None:
         raise PlanError(_failure(fab, flows, names, base, state))
@@ -193,6 +208,5 @@ def ilp_route(
     gap = None if lower is None else max(0.0, (obj - lower) / max(obj, 1e-9))
     if gap is not None and gap < 1e-7:
         gap = 0.0
-    status = "optimal" if gap == 0.0 else ("time-limited" if cut else "feasible")
-    info = SolveInfo(method, status, 0.0, obj, gap)
+    info = log.info(method, "optimal" if gap == 0.0 else "feasible", obj, gap)
     return Routing(fab.device, to_routes(fab, flows, best), gap, info, obj)

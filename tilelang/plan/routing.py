@@ -15,7 +15,6 @@ Infeasible flow sets raise PlanError naming the link that ran out.
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from tilelang.errors import PlanError
 from tilelang.ir.plan import Route, SolveInfo
 from tilelang.plan.fabric import Coord, Fabric, describe, fabric, prune_tree
 from tilelang.plan.negotiated import Flow, RouteResult, negotiate, sequential, tidy
-from tilelang.plan.solve import check_solver
+from tilelang.plan.solve import SolveLog, check_solver, clock
 
 METHODS = ("ilp", "negotiated", "greedy")
 
@@ -153,17 +152,20 @@ def route_flows(
     """
     if method not in METHODS:
         raise PlanError(f"unknown routing method {method!r}; use one of {list(METHODS)}")
-    start = time.monotonic()
+    start = clock()
     base = _heuristic(fab, flows, method, time_limit)
     if method != "ilp":
+        log = SolveLog("routing")
+        if base.clocked:
+            log.fired("negotiated congestion")
         if not base.legal:
             raise PlanError(no_routing_message(fab, flows, base, names))
         trees = tidy(fab, flows, base.trees) if method == "greedy" else base.trees  # type: ignore[arg-type]
-        info = SolveInfo(method, "feasible", 0.0, float(sum(len(t) for t in trees)), None)
+        info = log.info(method, "feasible", float(sum(len(t) for t in trees)), None)
         return Routing(fab.device, to_routes(fab, flows, trees), None, info)
     from tilelang.plan.route_ilp import ilp_route
 
-    left = max(0.5, time_limit - (time.monotonic() - start))
+    left = max(0.5, time_limit - (clock() - start))
     return ilp_route(fab, flows, names, base, solver, left)
 
 

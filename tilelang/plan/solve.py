@@ -11,6 +11,18 @@ best result.
 Two solvers are supported through PuLP: ``"cbc"`` (bundled) and
 ``"highs"`` (highspy). Both run single-threaded with fixed options, so the
 same model gives the same answer.
+
+Determinism: what a solve returns must depend on the model alone, never on
+how fast the machine is. A MIP is therefore bounded by work (a limit on
+branch-and-bound nodes, which CBC and HiGHS count the same way on every
+machine); the deadline is only a safety net against a model too large to
+finish. When the net fires, the :class:`Solution` says so (``clocked``) and
+the caller reports it (:func:`warn`, and ``"time-limited"`` in the plan's
+solves), since the result may then differ on another machine.
+
+Every deadline in the planner is read from :func:`clock`;
+:func:`slowed_clock` makes that clock run fast, so a test can show a plan is
+the same on a machine many times slower.
 """
 
 from __future__ import annotations
@@ -23,13 +35,15 @@ import signal
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulp
 
-from tilelang.errors import PlanError
+from tilelang.errors import PlanError, PlanWarning
+from tilelang.ir.plan import SolveInfo
 from tilelang.plan.quiet import no_c_stdout
 
 SOLVERS = ("cbc", "highs")
@@ -37,6 +51,91 @@ SOLVERS = ("cbc", "highs")
 #: Seconds a solver is told it has, short of the hard deadline, so that it stops
 #: on its own and hands back its incumbent before the parent has to kill it.
 SOFT_MARGIN = 0.25
+
+#: Branch-and-bound nodes a MIP may explore unless its caller says otherwise: the work bound
+#: that makes a solve's answer independent of the machine's speed.
+MAX_NODES = 2000
+
+# (origin, factor): clock() = origin + factor * (monotonic() - origin); factor 1 outside slowed_clock.
+_CLOCK = [0.0, 1.0]
+
+
+def clock() -> float:
+    """The planner's clock in seconds: every deadline (a safety net only) is measured on it."""
+    origin, factor = _CLOCK
+    return origin + factor * (time.monotonic() - origin)
+
+
+def real_seconds(seconds: float) -> float:
+    """Wall seconds in which ``seconds`` of :func:`clock` pass (to wait or to hand a solver)."""
+    return seconds / _CLOCK[1]
+
+
+@contextmanager
+def slowed_clock(factor: float) -> Iterator[None]:
+    """Within the block, the planner's clock runs ``factor`` times fast: a machine ``factor`` times slower.
+
+    Args:
+        factor: > 1 makes every deadline arrive that much sooner in wall time.
+    """
+    saved = list(_CLOCK)
+    now = time.monotonic()
+    _CLOCK[:] = [now, factor]
+    try:
+        yield
+    finally:
+        _CLOCK[:] = saved
+
+
+def warn(message: str) -> None:
+    """Report a planning fallback or a safety net that fired (a :class:`~tilelang.errors.PlanWarning`)."""
+    warnings.warn(message, PlanWarning, stacklevel=3)
+
+
+@dataclass
+class SolveLog:
+    """What went wrong while making one decision: safety nets that fired and solvers that failed.
+
+    Each is a PlanWarning at once; :meth:`info` turns them into the decision's status
+    ("error" before "time-limited") and message.
+
+    Attributes:
+        decision: "placement", "routing", ... (the start of every warning).
+        clocked: steps stopped or skipped by a wall-clock safety net.
+        errors: "step: solver message" of steps whose solver failed.
+    """
+
+    decision: str
+    clocked: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def fired(self, step: str) -> None:
+        """``step`` was stopped or skipped by a wall-clock safety net."""
+        self.clocked.append(step)
+        warn(
+            f"{self.decision}: the wall-clock safety net stopped the {step}; the plan may differ on another "
+            f"machine (raise time_limit)"
+        )
+
+    def failed(self, step: str, message: str) -> None:
+        """``step``'s solver failed with ``message``; what it would have decided is skipped."""
+        self.errors.append(f"{step}: {message}")
+        warn(f"{self.decision}: the {step} solve failed ({message}); it is skipped")
+
+    def note(self, step: str, sol: Solution) -> None:
+        """Record a solve's failure or safety net, if any."""
+        if sol.status == "error":
+            self.failed(step, sol.message)
+        elif sol.clocked:
+            self.fired(step)
+
+    def info(self, method: str, status: str, objective: float | None, gap: float | None) -> SolveInfo:
+        """The decision's SolveInfo: ``status`` when nothing went wrong."""
+        if self.errors:
+            return SolveInfo(method, "error", 0.0, objective, gap, "; ".join(self.errors))
+        if self.clocked:
+            return SolveInfo(method, "time-limited", 0.0, objective, gap, "safety net fired: " + ", ".join(self.clocked))
+        return SolveInfo(method, status, 0.0, objective, gap)
 
 
 @dataclass(frozen=True)
@@ -98,7 +197,7 @@ def run_with_deadline(job: Callable[..., Any], args: tuple, seconds: float) -> O
     Raises:
         PlanError: the job raised PlanError (re-raised here with its message).
     """
-    start = time.monotonic()
+    start = clock()
     ctx = multiprocessing.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(child, job, args), daemon=True)
@@ -115,21 +214,21 @@ def run_with_deadline(job: Callable[..., Any], args: tuple, seconds: float) -> O
     last: Any = None
     try:
         while True:
-            left = seconds - (time.monotonic() - start)
-            if left <= 0 or not parent.poll(left):
-                return Outcome("timeout", last, seconds=time.monotonic() - start)
+            left = seconds - (clock() - start)
+            if left <= 0 or not parent.poll(real_seconds(left)):
+                return Outcome("timeout", last, seconds=clock() - start)
             try:
                 kind, payload = parent.recv()
             except EOFError:
-                return Outcome("error", last, "the solver process died", time.monotonic() - start)
+                return Outcome("error", last, "the solver process died", clock() - start)
             if kind == "progress":
                 last = payload
             elif kind == "done":
-                return Outcome("done", payload, seconds=time.monotonic() - start)
+                return Outcome("done", payload, seconds=clock() - start)
             elif kind == "planerror":
                 raise PlanError(payload)
             else:
-                return Outcome("error", last, payload, time.monotonic() - start)
+                return Outcome("error", last, payload, clock() - start)
     finally:
         _kill(proc)
         parent.close()
@@ -158,6 +257,10 @@ class Solution:
         objective: objective of the incumbent.
         bound: proven lower bound on the optimum (minimisation), when known.
         duals: constraint name -> dual value (LP solves only).
+        message: the solver's error text for "error".
+        clocked: the wall-clock safety net stopped the solve (the solver's own time limit
+            or the kill at the deadline), so the answer may differ on another machine;
+            False when the solve ended on its own or on its node limit.
     """
 
     status: str
@@ -166,6 +269,7 @@ class Solution:
     bound: float | None
     duals: dict[str, float]
     message: str = ""
+    clocked: bool = False
 
     @property
     def gap(self) -> float | None:
@@ -178,7 +282,19 @@ class Solution:
 
 
 class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc]
-    """PuLP's HiGHS with the variables' initial values handed over as a MIP start."""
+    """PuLP's HiGHS with the variables' initial values handed over as a MIP start, and its node limit understood."""
+
+    def findSolutionValues(self, lp: pulp.LpProblem) -> tuple[int, int]:  # noqa: N802 - PuLP's hook name
+        try:
+            return super().findSolutionValues(lp)
+        except KeyError:
+            # PuLP's table lacks kSolutionLimit (the node limit); the values are set by then.
+            import highspy
+
+            feasible = lp.solverModel.getInfo().primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
+            if feasible:
+                return pulp.LpStatusOptimal, pulp.LpSolutionIntegerFeasible
+            return pulp.LpStatusNotSolved, pulp.LpSolutionNoSolutionFound
 
     def createAndConfigureSolver(self, lp: pulp.LpProblem) -> None:  # noqa: N802 - PuLP's hook name
         with no_c_stdout():  # highspy.Highs() prints its banner to fd 1 before output can be turned off
@@ -201,19 +317,22 @@ def _cbc_bound(log: str) -> float | None:
     return float(m.group(1)) if m else None
 
 
-def solve_in_process(prob: pulp.LpProblem, solver: str, time_limit: float, mip: bool = True) -> Solution:
+def solve_in_process(
+    prob: pulp.LpProblem, solver: str, time_limit: float, mip: bool = True, nodes: int = MAX_NODES
+) -> Solution:
     """Solve ``prob`` (a minimisation) in this process; used inside deadline-bounded children.
 
     Args:
         prob: the model.
         solver: "cbc" or "highs".
-        time_limit: the soft limit handed to the solver.
+        time_limit: the soft limit handed to the solver (seconds of :func:`clock`).
         mip: False solves the LP relaxation and collects duals.
+        nodes: branch-and-bound nodes at most (the deterministic work bound).
 
     Returns:
         The :class:`Solution`.
     """
-    limit = max(0.05, time_limit)
+    limit = max(0.05, real_seconds(time_limit))
     log = ""
     if solver == "cbc":
         with tempfile.NamedTemporaryFile("r", suffix=".log", delete=True) as fh:
@@ -221,62 +340,76 @@ def solve_in_process(prob: pulp.LpProblem, solver: str, time_limit: float, mip: 
             with warnings.catch_warnings():
                 # PuLP 3 deprecates its bundled CBC in favour of a separate install; the bundled one is what we ship.
                 warnings.simplefilter("ignore", DeprecationWarning)
-                cmd = pulp.PULP_CBC_CMD(mip=mip, msg=False, timeLimit=limit, threads=1, logPath=fh.name, warmStart=warm)
+                cmd = pulp.PULP_CBC_CMD(
+                    mip=mip, msg=False, timeLimit=limit, threads=1, logPath=fh.name, warmStart=warm, maxNodes=nodes
+                )
             prob.solve(cmd)
             log = fh.read()
         bound = _cbc_bound(log)
+        clocked = "Stopped on time" in log
     else:
-        cmd = _WarmHiGHS(mip=mip, msg=False, timeLimit=limit, threads=1, random_seed=0)
+        import highspy
+
+        cmd = _WarmHiGHS(mip=mip, msg=False, timeLimit=limit, threads=1, random_seed=0, mip_max_nodes=nodes)
         prob.solve(cmd)
         bound = None
         model = getattr(prob, "solverModel", None)
+        clocked = model is not None and model.getModelStatus() == highspy.HighsModelStatus.kTimeLimit
         if model is not None and mip:
             info = model.getInfo()
             bound = float(info.mip_dual_bound) if abs(info.mip_dual_bound) < 1e30 else None
-    return _solution(prob, bound, mip, log)
+            if model.getModelStatus() == highspy.HighsModelStatus.kSolutionLimit:
+                log = "Stopped on node limit"
+    return _solution(prob, bound, mip, log, clocked)
 
 
-def _solution(prob: pulp.LpProblem, bound: float | None, mip: bool, log: str) -> Solution:
+def _solution(prob: pulp.LpProblem, bound: float | None, mip: bool, log: str, clocked: bool) -> Solution:
     status = pulp.LpStatus[prob.status]
     sol = prob.sol_status
     if status == "Infeasible":
-        return Solution("infeasible", {}, None, None, {})
-    if sol in (pulp.LpSolutionOptimal,) and "Stopped on" not in log:
+        return Solution("infeasible", {}, None, None, {}, clocked=clocked)
+    if sol in (pulp.LpSolutionOptimal,) and "Stopped on" not in log and not clocked:
         kind = "optimal"
     elif sol in (pulp.LpSolutionIntegerFeasible, pulp.LpSolutionOptimal):
         kind = "feasible"
     else:
-        return Solution("none", {}, None, bound, {})
+        return Solution("none", {}, None, bound, {}, clocked=clocked)
     values = {v.name: (v.varValue if v.varValue is not None else 0.0) for v in prob.variables()}
     duals = {} if mip else {c.name: (c.pi if c.pi is not None else 0.0) for c in prob.constraints()}
     obj = pulp.value(prob.objective)
     objective = float(obj) if obj is not None else 0.0
     if kind == "optimal":
         bound = objective
-    return Solution(kind, values, objective, bound, duals)
+    return Solution(kind, values, objective, bound, duals, clocked=clocked)
 
 
-def _model_job(report: Callable[[Any], None], prob: pulp.LpProblem, solver: str, soft: float, mip: bool) -> Solution:
+def _model_job(
+    report: Callable[[Any], None], prob: pulp.LpProblem, solver: str, soft: float, mip: bool, nodes: int
+) -> Solution:
     del report
-    return solve_in_process(prob, solver, soft, mip)
+    return solve_in_process(prob, solver, soft, mip, nodes)
 
 
-def solve_model(prob: pulp.LpProblem, solver: str, time_limit: float, mip: bool = True) -> Solution:
-    """Solve ``prob`` in a child process, killed at ``time_limit`` seconds.
+def solve_model(
+    prob: pulp.LpProblem, solver: str, time_limit: float, mip: bool = True, nodes: int = MAX_NODES
+) -> Solution:
+    """Solve ``prob`` in a child process: bounded by ``nodes``, killed at ``time_limit`` seconds.
 
     Args:
         prob: a minimisation model.
         solver: "cbc" or "highs".
-        time_limit: hard deadline in seconds.
+        time_limit: hard deadline in seconds of :func:`clock` (a safety net: see the module docstring).
         mip: False for an LP relaxation (duals are returned).
+        nodes: branch-and-bound nodes at most; a solve stopped there is "feasible" (or
+            "none") and the same on every machine.
 
     Returns:
-        The :class:`Solution`; status "timeout" when the deadline passed first, "error"
-        (with the message) when the solver process failed.
+        The :class:`Solution`; status "timeout" (``clocked``) when the deadline passed first,
+        "error" (with the solver's message) when the solver process failed.
     """
     solver = check_solver(solver)
     soft = max(0.05, time_limit - SOFT_MARGIN) if time_limit > 2 * SOFT_MARGIN else time_limit * 0.8
-    out = run_with_deadline(_model_job, (prob, solver, soft, mip), time_limit)
+    out = run_with_deadline(_model_job, (prob, solver, soft, mip, nodes), time_limit)
     if out.status == "done":
         return out.result
-    return Solution(out.status, {}, None, None, {}, out.message)
+    return Solution(out.status, {}, None, None, {}, out.message, clocked=out.status == "timeout")
