@@ -23,6 +23,7 @@ from tilelang.errors import (
     SimulationError,
     TileLangError,
 )
+from tilelang.explore import Exploration, Space, Trial, explore
 from tilelang.frontend.design import core, design, dma, fifo, join, range, split
 from tilelang.frontend.kernel import abs, exp, extern_kernel, kernel, matmul, max, maximum, minimum, relu, sum, where
 from tilelang.ir.dtypes import bf16, f32, i8, i16, i32
@@ -43,6 +44,10 @@ __all__ = [
     "route",
     "plan",
     "emit_mlir",
+    "Exploration",
+    "Space",
+    "Trial",
+    "explore",
     "backends",
     "AccessPattern",
     "DeadlockError",

@@ -1,0 +1,213 @@
+"""One trial: the factory call, ``tl.plan`` and ``tl.simulate(mode="timing")``, with its metrics.
+
+:func:`evaluate` runs in the process that calls it and never raises: every
+failure becomes a status and a message. :func:`run_children` runs several
+evaluations, each in its own child process (forked, so the factory need not
+be importable by name) with an optional time limit: a child that exceeds it is
+killed with its process group (the planner's solver children included) and
+its point recorded as a timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator, Sequence
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from tilelang.errors import DesignError, KernelError, ParseError, PlanError, TileLangError
+
+#: Trial statuses (API.md "Explore").
+STATUSES = ("ok", "design_error", "plan_error", "sim_error", "timeout")
+
+#: What a worker evaluates: (factory, factory kwargs, tl.plan options).
+Task = tuple[Callable[..., Any], dict[str, Any], dict[str, Any]]
+
+
+def evaluate(factory: Callable[..., Any], kwargs: dict[str, Any], plan_options: dict[str, Any]) -> dict[str, Any]:
+    """Build, plan and time one point.
+
+    Args:
+        factory: the design factory.
+        kwargs: its keyword arguments.
+        plan_options: keyword arguments of ``tl.plan``.
+
+    Returns:
+        ``{"status", "error", "metrics"}``: status one of :data:`STATUSES`, the error message
+        (None when ok), and the metrics (cycles, cores, onchip_bytes, ddr_bytes, peak,
+        wall_seconds and the seconds of each stage; only wall_seconds unless ok).
+    """
+    import tilelang as tl
+    from tilelang.ir.design import Design
+
+    t0 = time.perf_counter()
+    stage = "design_error"
+    metrics: dict[str, Any] = {}
+    try:
+        with _quiet():
+            design = factory(**kwargs)
+            if not isinstance(design, Design):
+                raise DesignError(f"the factory returned {type(design).__name__}, not a Design")
+            t1 = time.perf_counter()
+            stage = "plan_error"
+            plan = tl.plan(design, **plan_options)
+            t2 = time.perf_counter()
+            stage = "sim_error"
+            res = tl.simulate(plan, mode="timing", trace=False)
+            t3 = time.perf_counter()
+        metrics = design_metrics(plan, res)
+        metrics.update(design_seconds=t1 - t0, plan_seconds=t2 - t1, sim_seconds=t3 - t2)
+        status, error = "ok", None
+    except TileLangError as e:
+        status, error = _status(e, stage), f"{type(e).__name__}: {e}"
+    except Exception as e:  # noqa: BLE001 - a user's factory may raise anything; the search must go on
+        status, error = stage, f"{type(e).__name__}: {e}"
+    metrics["wall_seconds"] = time.perf_counter() - t0
+    return {"status": status, "error": error, "metrics": metrics}
+
+
+def _status(e: TileLangError, stage: str) -> str:
+    """The status of an error: by its kind (a factory may raise PlanError from the tiler), else by stage."""
+    if isinstance(e, PlanError):
+        return "plan_error"
+    if isinstance(e, DesignError | KernelError | ParseError):
+        return "design_error"
+    return stage
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Standard output (file descriptor 1, where solver libraries print banners) to /dev/null."""
+    import sys
+
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        with contextlib.redirect_stdout(open(os.devnull, "w")):  # noqa: SIM115 - closed with the redirect's end
+            yield
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
+def design_metrics(plan: Any, res: Any) -> dict[str, Any]:
+    """Cycles, cores, on-chip and DDR bytes, and the fraction of peak MAC throughput of a simulated plan."""
+    design = plan.design
+    cycles = int(res.cycles)
+    cores = len(design.cores)
+    ideal = ideal_core_cycles(design)
+    return {
+        "cycles": cycles,
+        "cores": cores,
+        "onchip_bytes": int(sum(b.size for b in plan.buffers.values())),
+        "ddr_bytes": int(res.stats.ddr_bytes_read + res.stats.ddr_bytes_written),
+        "peak": ideal / (cycles * cores) if ideal and cycles and cores else None,
+    }
+
+
+def ideal_core_cycles(design: Any) -> float:
+    """Core-cycles the design's matmuls take at the device's peak MAC rate (0: no matmul).
+
+    The calls of each kernel are counted through the cores' static loops; a matmul of an
+    ``m x k`` by a ``k x n`` tile is ``m k n`` MACs at ``Device.macs_per_cycle`` of its input dtype.
+    """
+    from tilelang.ir.design import Call, Loop
+    from tilelang.ir.kernel import Kernel, OpKind
+
+    dev = design.device
+    per_call: dict[str, float] = {}
+    for k in design.kernels:
+        if not isinstance(k, Kernel):
+            continue
+        total = 0.0
+        for op in k.body:
+            if op.kind is OpKind.MATMUL:
+                (m, kk), n = op.operands[0].type.shape, op.operands[1].type.shape[1]
+                rate = dev.macs_per_cycle(op.operands[0].type.dtype)
+                total += m * kk * n / rate if rate else 0.0
+        per_call[k.name] = total
+
+    def walk(body: Sequence[Any], times: int) -> float:
+        out = 0.0
+        for s in body:
+            if isinstance(s, Loop):
+                out += walk(s.body, times * len(range(s.start, s.stop, s.step)))
+            elif isinstance(s, Call):
+                out += times * per_call.get(s.kernel, 0.0)
+        return out
+
+    return sum(walk(c.body, 1) for c in design.cores)
+
+
+# -- children ----------------------------------------------------------------------------
+
+
+def _child(conn: Connection, task: Task) -> None:
+    os.setpgrp()  # its own process group: a timeout kills the planner's solver children too
+    try:
+        conn.send(evaluate(*task))
+    finally:
+        conn.close()
+
+
+def timeout_result(limit: float) -> dict[str, Any]:
+    """The record of a point whose evaluation exceeded the time limit."""
+    return {"status": "timeout", "metrics": {"wall_seconds": limit},
+            "error": f"the evaluation exceeded the time limit of {limit:g} s and was stopped (a safety net: "
+                     f"raise time_limit to evaluate this point)"}
+
+
+def run_children(tasks: Sequence[Task], workers: int, time_limit: float | None) -> list[dict[str, Any]]:
+    """Evaluate ``tasks``, at most ``workers`` at a time, each in a forked child; results in task order."""
+    ctx = multiprocessing.get_context("fork")
+    results: list[dict[str, Any] | None] = [None] * len(tasks)
+    running: dict[Connection, tuple[int, Any, float]] = {}
+    nxt = 0
+    while nxt < len(tasks) or running:
+        while nxt < len(tasks) and len(running) < workers:
+            recv, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_child, args=(send, tasks[nxt]), daemon=False)
+            proc.start()
+            send.close()
+            running[recv] = (nxt, proc, time.monotonic())
+            nxt += 1
+        timeout = None
+        if time_limit is not None:
+            now = time.monotonic()
+            timeout = max(0.0, min(start + time_limit - now for _, _, start in running.values()))
+        for conn in wait(list(running), timeout):
+            i, proc, _ = running.pop(conn)  # type: ignore[index]
+            try:
+                results[i] = conn.recv()
+            except EOFError:
+                proc.join()
+                results[i] = {"status": "sim_error", "metrics": {},
+                              "error": f"the evaluation process died (exit code {proc.exitcode})"}
+            conn.close()
+            proc.join()
+        if time_limit is not None:
+            now = time.monotonic()
+            for conn, (i, proc, start) in list(running.items()):
+                if now - start >= time_limit:
+                    _kill(proc)
+                    running.pop(conn)
+                    conn.close()
+                    results[i] = timeout_result(time_limit)
+    return results  # type: ignore[return-value]
+
+
+def _kill(proc: Any) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)  # the child's group (it may not have made it yet: then the child alone)
+    proc.kill()
+    proc.join()

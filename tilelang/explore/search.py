@@ -1,0 +1,319 @@
+"""``tl.explore``: an Optuna study over a :class:`Space`, warm-started by the analytic prior.
+
+The order of work:
+
+1. the prior (``prior.py``) ranks every point by the tiler's estimate, and the
+   best-ranked quarter of the budget is enqueued first;
+2. then Optuna's TPE sampler (multivariate, seeded) proposes points from the
+   simulated ones: infeasible points are told to it as pruned, so it learns to
+   avoid their region; a point it proposes twice is not simulated again (after
+   :data:`MAX_MISSES` such proposals in a row, the next unevaluated point in
+   prior order is taken instead);
+3. points are asked in batches of :data:`BATCH`, whatever the number of
+   workers, evaluated in parallel, and told back in the order asked: the same
+   space, budget and seed give the same trials on any backend and worker
+   count (timeouts aside: they depend on the machine's speed).
+
+A ``storage`` (an SQLite file for ``.db``/``.sqlite`` paths, an Optuna
+journal file otherwise, or an SQLAlchemy URL) keeps the study: calling
+``tl.explore`` again with the same space, objective and seed resumes it,
+evaluating only up to the budget. The sampler's random state is not stored, so
+a resumed search proposes its next points from the stored trials with a fresh
+seeded state, which may differ from an uninterrupted run's.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tilelang.errors import TileLangError
+from tilelang.explore.evaluate import Task, evaluate, run_children, timeout_result
+from tilelang.explore.prior import prior_for
+from tilelang.explore.result import METRICS, Exploration, Trial
+from tilelang.explore.space import Key, Space
+
+#: Points asked from the sampler per round (not tied to the workers, so trials do not depend on them).
+BATCH = 4
+#: Proposals of already evaluated points in a row before the next unevaluated point is taken.
+MAX_MISSES = 16
+#: Share of the budget given to the prior's best-ranked points.
+PRIOR_SHARE = 0.25
+#: The user attribute holding a trial's record in the Optuna study.
+ATTR = "tilelang"
+
+Progress = Callable[[int, int, "float | None"], None]
+
+
+def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int = 0, backend: Any = "local",
+            workers: int | None = None, storage: str | None = None, time_limit: float | None = None,
+            address: str | None = None, progress: Progress | None = None) -> Exploration:
+    """Search a space for the point with the best objective (API.md "Explore").
+
+    Args:
+        space: the :class:`Space`.
+        budget: most points to evaluate (each a factory call, a plan and a timing simulation).
+        objective: the metric minimised: "cycles", "cores", "onchip_bytes", "ddr_bytes", or
+            "peak" (maximised).
+        seed: the sampler's seed; the same seed gives the same trials.
+        backend: "local" (child processes on this machine), "ray" (Ray tasks), or an object
+            with ``map(tasks) -> results`` (each task ``(factory, kwargs, plan_options)``,
+            each result what :func:`tilelang.explore.evaluate.evaluate` returns).
+        workers: evaluations at once (default: the machine's cores, or the Ray cluster's CPUs).
+        storage: a file (``.db``/``.sqlite``: SQLite; otherwise an Optuna journal) or an
+            SQLAlchemy URL holding the study; an existing study of this space is resumed.
+        time_limit: seconds per evaluation; a point taking longer is stopped and recorded
+            as "timeout" (None: no limit).
+        address: the Ray cluster to join (backend "ray"; None starts a local instance).
+        progress: called as ``progress(trials done, trials wanted, best objective)`` after each batch.
+
+    Returns:
+        The :class:`Exploration`. Failed points are trials with their status and message;
+        nothing a point does raises here.
+
+    Raises:
+        TileLangError: bad arguments, an empty space, or a backend that is not installed.
+    """
+    _check(space, budget, objective, seed, workers, time_limit)
+    optuna = _optuna()
+    t0 = time.perf_counter()
+    keys = space.keys()
+    if not keys:
+        raise TileLangError("explore: the space has no point (its constraint rejects every one)")
+    want = min(budget, len(keys))
+    estimates = _estimates(space)
+    order = sorted((k for k in keys if estimates.get(k) is not None), key=lambda k: (estimates[k], k))
+    fallback = order + [k for k in keys if estimates.get(k) is None]
+    runner, backend_name, close = _runner(backend, workers, time_limit, address, space)
+    names = space.names
+    dists = {n: optuna.distributions.CategoricalDistribution(list(range(len(c)))) for n, c in space.params.items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the multivariate TPE sampler is marked experimental
+        sampler = optuna.samplers.TPESampler(seed=seed, multivariate=True, constant_liar=True)
+    study = optuna.create_study(study_name=f"tilelang-{space.describe()}-{objective}-seed{seed}",
+                                storage=_storage(optuna, storage), sampler=sampler, direction="minimize",
+                                load_if_exists=True)
+    trials, done = _resume(optuna, study, space)
+    if not study.trials:
+        for k in order[: min(len(order), max(1, math.ceil(want * PRIOR_SHARE)))]:
+            study.enqueue_trial(dict(zip(names, k, strict=True)), user_attrs={"source": "prior"})
+    evaluated = 0
+    try:
+        while len(done) < want:
+            batch = _ask(optuna, study, dists, names, space, done, fallback, min(BATCH, want - len(done)))
+            results = _evaluate(runner, space, [k for _, k, _ in batch])
+            for (ft, key, source), res in zip(batch, results, strict=True):
+                trial = Trial(number=len(trials), params=space.point(key), status=res["status"],
+                              cycles=res["metrics"].get("cycles") if res["status"] == "ok" else None,
+                              error=res["error"], metrics=res["metrics"], prior=estimates.get(key), source=source)
+                _tell(optuna, study, ft, trial, key, objective)
+                trials.append(trial)
+                done[key] = trial
+            evaluated += len(batch)
+            if progress is not None:
+                ex = Exploration(trials, objective, len(keys), budget, seed, backend_name)
+                best = ex.best
+                progress(len(done), want, best.metrics[objective] if best is not None else None)
+    finally:
+        close()
+    return Exploration(trials, objective, len(keys), budget, seed, backend_name, evaluated,
+                       time.perf_counter() - t0)
+
+
+def _check(space: Space, budget: int, objective: str, seed: int, workers: int | None,
+           time_limit: float | None) -> None:
+    if not isinstance(space, Space):
+        raise TileLangError(f"explore takes a tl.Space, got {type(space).__name__}")
+    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
+        raise TileLangError(f"explore: budget must be a positive int, got {budget!r}")
+    if objective not in METRICS:
+        raise TileLangError(f"explore: objective must be one of {METRICS}, got {objective!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TileLangError(f"explore: seed must be an int, got {seed!r}")
+    if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
+        raise TileLangError(f"explore: workers must be a positive int or None, got {workers!r}")
+    if time_limit is not None and (not isinstance(time_limit, int | float) or time_limit <= 0):
+        raise TileLangError(f"explore: time_limit must be positive seconds or None, got {time_limit!r}")
+
+
+def _optuna() -> Any:
+    try:
+        import optuna
+    except ImportError:
+        raise TileLangError("tl.explore needs optuna (pip install optuna)") from None
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return optuna
+
+
+def _estimates(space: Space) -> dict[Key, float | None]:
+    prior = prior_for(space.factory)
+    if prior is None:
+        return {}
+    out: dict[Key, float | None] = {}
+    for k in space.keys():
+        try:
+            out[k] = prior(space.arguments(k)[0])
+        except TileLangError:
+            out[k] = None
+    return out
+
+
+def _storage(optuna: Any, storage: str | os.PathLike | None) -> Any:
+    if storage is None:
+        return None
+    text = os.fspath(storage)
+    if "://" in text:
+        return text
+    if text.endswith((".db", ".sqlite", ".sqlite3")):
+        return f"sqlite:///{os.path.abspath(text)}"
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    return JournalStorage(JournalFileBackend(os.path.abspath(text)))
+
+
+def _resume(optuna: Any, study: Any, space: Space) -> tuple[list[Trial], dict[Key, Trial]]:
+    """The trials a stored study already holds; runs cut off mid-evaluation are marked failed."""
+    state = optuna.trial.TrialState
+    done: dict[Key, Trial] = {}
+    for ft in study.trials:
+        if ft.state == state.RUNNING:
+            study.tell(ft.number, state=state.FAIL)
+        elif ATTR in ft.user_attrs:
+            record = dict(ft.user_attrs[ATTR])
+            key = tuple(record.pop("key"))
+            done[key] = Trial(params=space.point(key), **record)
+    trials = sorted(done.values(), key=lambda t: t.number)
+    return trials, done
+
+
+def _ask(optuna: Any, study: Any, dists: dict, names: list[str], space: Space, done: dict[Key, Trial],
+         fallback: list[Key], n: int) -> list[tuple[Any, Key, str]]:
+    """``n`` new points from the study, in the order asked."""
+    state = optuna.trial.TrialState
+    batch: list[tuple[Any, Key, str]] = []
+    misses = 0
+    while len(batch) < n:
+        ft = study.ask(dists)
+        key = tuple(ft.params[name] for name in names)
+        taken = key in done or any(key == k for _, k, _ in batch)
+        if taken or not space.contains(key):
+            # a repeat teaches nothing (failed trials are ignored); a point outside the constraint is pruned
+            study.tell(ft, state=state.FAIL if taken else state.PRUNED)
+            misses += 1
+            if misses >= MAX_MISSES:
+                pending = {k for _, k, _ in batch}
+                nxt = next((k for k in fallback if k not in done and k not in pending), None)
+                if nxt is None:
+                    break
+                study.enqueue_trial(dict(zip(names, nxt, strict=True)), user_attrs={"source": "fallback"})
+                misses = 0
+            continue
+        batch.append((ft, key, ft.user_attrs.get("source", "sampler")))
+        misses = 0
+    return batch
+
+
+def _evaluate(runner: Callable[[list[Task]], list[dict]], space: Space, keys: Sequence[Key]) -> list[dict]:
+    tasks: list[Task | None] = []
+    results: list[dict | None] = []
+    for k in keys:
+        try:
+            kwargs, plan = space.arguments(k)
+            tasks.append((space.factory, kwargs, plan))
+            results.append(None)
+        except TileLangError as e:
+            tasks.append(None)
+            results.append({"status": "design_error", "error": f"{type(e).__name__}: {e}", "metrics": {}})
+    todo = [t for t in tasks if t is not None]
+    out = iter(runner(todo) if todo else [])
+    return [r if r is not None else next(out) for r in results]
+
+
+def _tell(optuna: Any, study: Any, ft: Any, trial: Trial, key: Key, objective: str) -> None:
+    """Store the trial's record (its point as choice indices) and tell the sampler its value."""
+    record = trial.to_dict()
+    del record["params"]
+    record["key"] = list(key)
+    ft.set_user_attr(ATTR, record)
+    value = trial.value(objective)
+    if trial.ok and math.isfinite(value):
+        study.tell(ft, value)
+    else:
+        study.tell(ft, state=optuna.trial.TrialState.PRUNED)
+
+
+# -- backends ----------------------------------------------------------------------------------
+
+
+def _runner(backend: Any, workers: int | None, time_limit: float | None, address: str | None,
+            space: Space) -> tuple[Callable[[list[Task]], list[dict]], str, Callable[[], None]]:
+    """(evaluate a list of tasks in order, the backend's name, clean-up)."""
+    if backend == "local":
+        n = workers or os.cpu_count() or 1
+        return (lambda tasks: run_children(tasks, n, time_limit)), "local", lambda: None
+    if backend == "ray":
+        return _ray_runner(workers, time_limit, address, space)
+    if hasattr(backend, "map") and callable(backend.map):
+        return backend.map, type(backend).__name__, lambda: None
+    raise TileLangError(f'explore: backend must be "local", "ray" or an object with map(tasks), got {backend!r}')
+
+
+def _ray_runner(workers: int | None, time_limit: float | None, address: str | None,
+                space: Space) -> tuple[Callable[[list[Task]], list[dict]], str, Callable[[], None]]:
+    try:
+        import ray
+    except ImportError:
+        raise TileLangError("backend='ray' needs ray (pip install ray)") from None
+    started = False
+    if not ray.is_initialized():
+        import logging
+
+        kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
+        if address is None and workers is not None:
+            kw["num_cpus"] = workers
+        ray.init(address=address, **kw)
+        started = True
+    module = sys.modules.get(getattr(space.factory, "__module__", "") or "")
+    if module is not None and module.__name__.startswith("_tilelang_user_"):
+        ray.cloudpickle.register_pickle_by_value(module)  # a file loaded by path: workers cannot import it
+    n = workers or max(1, int(ray.available_resources().get("CPU", 1)))
+    remote = ray.remote(num_cpus=1, max_retries=0)(evaluate)
+
+    def run(tasks: list[Task]) -> list[dict]:
+        results: list[dict | None] = [None] * len(tasks)
+        running: dict[Any, tuple[int, float]] = {}
+        nxt = 0
+        while nxt < len(tasks) or running:
+            while nxt < len(tasks) and len(running) < n:
+                running[remote.remote(*tasks[nxt])] = (nxt, time.monotonic())
+                nxt += 1
+            timeout = None
+            if time_limit is not None:
+                timeout = max(0.0, min(s + time_limit for _, s in running.values()) - time.monotonic())
+            ready, _ = ray.wait(list(running), num_returns=1, timeout=timeout)
+            for ref in ready:
+                i, _ = running.pop(ref)
+                try:
+                    results[i] = ray.get(ref)
+                except Exception as e:  # noqa: BLE001 - a worker that died: record it, go on
+                    results[i] = {"status": "sim_error", "metrics": {}, "error": f"the Ray task failed: {e}"}
+            if time_limit is not None:
+                now = time.monotonic()
+                for ref, (i, s) in list(running.items()):
+                    if now - s >= time_limit:
+                        ray.cancel(ref, force=True)
+                        running.pop(ref)
+                        results[i] = timeout_result(time_limit)
+        return results  # type: ignore[return-value]
+
+    def close() -> None:
+        if started:
+            ray.shutdown()
+
+    return run, "ray", close
