@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from tilelang.devices.model import Device
 from tilelang.devices.spec import ArchSpec, TileSpec
+from tilelang.devices.switch_rules import AIE1_RULES
 
 AIE1_COMPUTE = TileSpec(
     kind="compute",
@@ -59,6 +60,7 @@ AIE1_COMPUTE = TileSpec(
         ("West", 4),
         ("Trace", 2),
     ),
+    switch=AIE1_RULES,  # [TMc] isLegalTileConnection; see switch_rules.py
 )
 
 # Shim switch ports, [TMc] AIE1 shim cases (the same for NoC and PL shims there).
@@ -90,6 +92,7 @@ AIE1_SHIM_NOC = TileSpec(
     ),
     ports_out=_SHIM_OUT,
     ports_in=_SHIM_IN,
+    switch=AIE1_RULES,  # [TMc] isLegalTileConnection; see switch_rules.py
 )
 
 # PL shims have no shim DMA ([TMh] isShimPLTile: "do not include a ShimDMA").
@@ -105,6 +108,7 @@ AIE1_SHIM_PL = TileSpec(
     bd_bits=(("len", 0), ("wrap", 0), ("stride", 0), ("iteration", 0)),
     ports_out=_SHIM_OUT,
     ports_in=_SHIM_IN,
+    switch=AIE1_RULES,  # [TMc] isLegalTileConnection; see switch_rules.py
 )
 
 AIE1_MACS: tuple[tuple[str, float], ...] = (
@@ -135,7 +139,10 @@ XCVC1902 = Device(
     cols=50,  # [TMh] VC1902TargetModel::columns 50; [F] "50 x 9"
     rows=9,  # [TMh] rows 9: "One Shim row and 8 Core rows"
     aie_device_id=1,  # [F] AIEDevice xcvc1902=1
-    clock_hz=1.0e9,  # [F] peaks quoted "at 1 GHz" (1 to 1.25 GHz by speed grade)
+    # 1.25 GHz on the VCK190 board's VC1902: XRT PR 6460 "Clock frequency of AIE partition(1)
+    # is: 1250.00 MHz" (xbutil on a vck190); MaxEVA (FPT 2023) "400 processor cores, operating
+    # at 1.25 GHz". [F] peaks are quoted at 1 GHz (1 to 1.25 GHz by speed grade).
+    clock_hz=1.25e9,
     stream_bits=32,  # [F] "32 bits per cycle per channel on AIE1"; [UG1079] 32-bit AXI4-Stream
     vector_bits=256,  # [UG1079] "two 256-bit wide load units and one 256-bit wide store unit"
     mem_rows=(),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from tilelang.devices.model import Device
 from tilelang.devices.spec import ArchSpec, TileSpec
+from tilelang.devices.switch_rules import AIE2_COMPUTE_RULES, AIE2_MEM_RULES, AIE2_SHIM_RULES
 
 # Stream-switch ports of a compute tile; [F] "Stream switch (AIE2 compute tile)" and
 # [TMc] core-tile cases. North/East/West drop to 0 at the array edge (model.py).
@@ -62,6 +63,7 @@ AIE2_COMPUTE = TileSpec(
     ),
     ports_out=_COMPUTE_OUT,
     ports_in=_COMPUTE_IN,
+    switch=AIE2_COMPUTE_RULES,  # [TMc] isLegalTileConnection; see switch_rules.py
 )
 
 AIE2_MEM = TileSpec(
@@ -87,6 +89,7 @@ AIE2_MEM = TileSpec(
     ports_out=(("DMA", 6), ("North", 6), ("South", 4)),
     # [TMc] memtile Source: DMA 6, North 4, South 6, Trace 1.
     ports_in=(("DMA", 6), ("North", 4), ("South", 6), ("Trace", 1)),
+    switch=AIE2_MEM_RULES,  # [TMc] isLegalTileConnection; see switch_rules.py
 )
 
 # Shim switch ports, [TMc] shim cases (identical for NoC and PL shims there);
@@ -123,6 +126,7 @@ AIE2_SHIM_NOC = TileSpec(
     ),
     ports_out=_SHIM_OUT,
     ports_in=_SHIM_IN,
+    switch=AIE2_SHIM_RULES,  # [TMc] isLegalTileConnection; see switch_rules.py
 )
 
 # A PL-only shim (xcve* columns outside the NoC list) has no shim DMA ([TMh]
@@ -139,6 +143,7 @@ AIE2_SHIM_PL = TileSpec(
     bd_bits=(("len", 0), ("wrap", 0), ("stride", 0), ("iteration", 0)),
     ports_out=_SHIM_OUT,
     ports_in=_SHIM_IN,
+    switch=AIE2_SHIM_RULES,  # [TMc] isLegalTileConnection; see switch_rules.py
 )
 
 AIE2_MACS: tuple[tuple[str, float], ...] = (
@@ -168,9 +173,16 @@ AIE2 = ArchSpec(
     affinity="west",
 )
 
-# Clocks: 1 GHz is [F]'s "usual assumption for npu1 in the programming guide" and
-# AM020's nominal AIE-ML clock for -1L parts (PL interface bandwidth section).
+# Versal AIE-ML clock: AM020's nominal AIE-ML clock for -1L parts (PL interface
+# bandwidth section); no figure per part was found, so VE2302/VE2802 keep 1 GHz.
 _CLOCK_HZ = 1.0e9
+# npu1 AIE clock: 1.6 GHz, the top DPM level of the amdxdna driver's npu1 clock table
+# (xdna-driver src/driver/amdxdna/npu1_regs.c: npu1_dpm_clk_table {npuclk, hclk} pairs
+# from {400, 800} to {847, 1600}, NPU1_HCLK_FREQ_MAX 1600). hclk is the array clock:
+# mlir-aie issue 2017 answers "the clock frequency of the NPU" with this table, and the
+# driver's npu4_get_tops computes TOPS as hclk x ops per column. Lower power modes run
+# lower levels (0.8 to 1.31 GHz); cycles do not depend on it, seconds do.
+_NPU1_CLOCK_HZ = 1.6e9
 # [F] "Stream width: 32 bits per cycle per channel on AIE1/AIE2 (npu1)".
 _STREAM_BITS = 32
 # Vector width for elementwise throughput: [PG4c] 1024 int16 elements in an ideal
@@ -190,7 +202,7 @@ def _npu1(cols: int) -> Device:
         cols=cols,
         rows=6,  # [TMh] BaseNPU1TargetModel::rows 6
         aie_device_id=_NPU1_IDS[cols],
-        clock_hz=_CLOCK_HZ,
+        clock_hz=_NPU1_CLOCK_HZ,
         stream_bits=_STREAM_BITS,
         vector_bits=_VECTOR_BITS,
         mem_rows=(1,),  # [TMh] BaseNPU1TargetModel::isMemTile row == 1

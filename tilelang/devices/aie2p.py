@@ -33,8 +33,11 @@ AIE2P = ArchSpec(
     affinity="west",  # [TMc] inherited AIE2TargetModel::isLegalMemAffinity
 )
 
-# Unconfirmed: no primary source for the npu2 AIE clock; 1 GHz as for npu1 ([F]).
-_CLOCK_HZ = 1.0e9
+# npu2 AIE clock: 1.8 GHz, the top DPM level of the amdxdna driver's Strix clock table
+# (xdna-driver src/driver/amdxdna/npu4_regs.c: npu4_dpm_clk_table {npuclk, hclk} pairs from
+# {396, 792} to {1267, 1800}; npu4_get_tops: max TOPS = 4096 ops per column per cycle x
+# the top level's hclk, so hclk is the array clock). Strix Halo (npu5) shares the table.
+_CLOCK_HZ = 1.8e9
 # Unconfirmed: [F] says 64-bit streams on AIE-ML v2 / AIE2P are "unconfirmed for
 # npu2"; mlir-aie gives npu2 the AIE2 port counts, so the AIE2 32 bits are kept.
 _STREAM_BITS = 32
