@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -202,3 +203,71 @@ def test_large_instance_under_a_short_deadline_still_routes():
 def test_default_weight_keeps_wirelength_first():
     fab = fabric(tl.device("npu1"))
     assert default_weight(fab) * max(fab.cap) < 1.0
+
+
+# -- cut bounds: infeasibility proved before any LP ---------------------------------------------
+
+
+def _bench_flows(device, n, span, seed):
+    """benchmarks/plan_bench.py's flow sets: compute tiles, memtiles and NoC shims as endpoints."""
+    rng = random.Random(seed)
+    tiles = device.tiles("compute") + device.tiles("mem") + [t for t in device.tiles("shim") if device.is_noc_shim(t)]
+    flows = []
+    for _ in range(n):
+        s = rng.choice(tiles)
+        k = 1 if rng.random() < 0.75 else rng.randint(2, 4)
+        dests: list = []
+        while len(dests) < k:
+            d = rng.choice(tiles)
+            if d != s and abs(d[0] - s[0]) <= span and d not in dests:
+                dests.append(d)
+        flows.append((s, dests))
+    return flows
+
+
+def test_an_infeasible_set_is_rejected_by_its_worst_cut_the_same_way_twice(monkeypatch):
+    from tilelang.plan import routing
+
+    dev = tl.device("xcvc1902")
+    flows = _bench_flows(dev, 400, 10, 4)
+
+    def no_heuristic(*args, **kwargs):
+        raise AssertionError("the cut bound should have rejected the set before any routing")
+
+    monkeypatch.setattr(routing, "_heuristic", no_heuristic)
+    messages = []
+    for _ in range(2):
+        with pytest.raises(PlanError, match="no routing: .* flows must cross the boundary between columns") as e:
+            route(dev, flows)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
+    # the named cut, counted here from the flows and the device's link capacities
+    m = re.search(r"(\d+) flows must cross the boundary between columns (\d+) and \d+, (\w+)ward, which has (\d+)",
+                  messages[0])
+    n, c, way, cap = int(m[1]), int(m[2]), m[3], int(m[4])
+
+    def side(t):  # 0: columns up to c, 1: the rest; the flow goes from side a to side b
+        return int(t[0] > c)
+
+    a, b = (0, 1) if way == "east" else (1, 0)
+    crossing = sum(1 for s, ds in flows if side(s) == a and any(side(d) == b for d in ds))
+    channels = sum(dev.link_capacity(x, y) for x, y in dev.links() if side(x) == a and side(y) == b)
+    assert (n, cap) == (crossing, channels) and n > cap
+
+
+@pytest.mark.parametrize(
+    "device, n, span, seed",
+    [("npu1", 45, 3, 127), ("xcvc1902", 100, 8, 1), ("xcvc1902", 200, 8, 2), ("xcvc1902", 360, 8, 0)],
+)
+def test_the_benchmarks_feasible_sets_pass_every_cut(device, n, span, seed):
+    from tilelang.plan.route_cuts import worst_cut
+
+    dev = tl.device(device)
+    flows = check_flows(fabric(dev), _bench_flows(dev, n, span, seed))
+    assert worst_cut(fabric(dev), flows, [f"#{i}" for i in range(n)]) is None
+
+
+def test_a_feasible_benchmark_set_still_routes():
+    dev = tl.device("npu1")
+    r = route(dev, _bench_flows(dev, 45, 3, 127))
+    check_routes_legal(dev, r.routes)

@@ -10,7 +10,9 @@ returns a :class:`Routing`. Three methods share one result type:
 - ``"greedy"``: shortest trees one flow at a time over free channels,
   PathFinder if that fails.
 
-Infeasible flow sets raise PlanError naming the link that ran out.
+Infeasible flow sets raise PlanError naming the link that ran out; a set
+that a cut proves infeasible (``route_cuts.py``) is rejected before any LP,
+naming the worst cut.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from tilelang.errors import PlanError
 from tilelang.ir.plan import Route, SolveInfo
 from tilelang.plan.fabric import Coord, Fabric, describe, fabric, prune_tree
 from tilelang.plan.negotiated import Flow, RouteResult, negotiate, sequential, tidy
+from tilelang.plan.route_cuts import worst_cut
 from tilelang.plan.solve import SolveLog, check_solver, clock
 
 METHODS = ("ilp", "negotiated", "greedy")
@@ -152,6 +155,9 @@ def route_flows(
     """
     if method not in METHODS:
         raise PlanError(f"unknown routing method {method!r}; use one of {list(METHODS)}")
+    short = worst_cut(fab, flows, names)
+    if short is not None:
+        raise PlanError(short)
     start = clock()
     base = _heuristic(fab, flows, method, time_limit)
     if method != "ilp":

@@ -1,0 +1,117 @@
+"""Cut bounds: cheap proofs that no routing exists, checked before any LP.
+
+A cut splits the tiles in two; every flow with its source on one side and a
+destination on the other needs at least one channel on the links crossing the
+cut in that direction (a broadcast tree crosses at least once, whatever it
+does after). If more flows need to cross than those links have channels, no
+routing exists. The cuts tried are every column boundary (eastward and
+westward), every row boundary (northward and southward) and every single tile
+(flows leaving it, flows entering it). Capacities are the device's link
+capacities (``Fabric.cap``, from ``Device.link_capacity``), so the bound holds
+for any topology the device declares.
+
+Each cut costs one pass over the flows; the worst cut (most channels short,
+then the fewest channels, then position) is reported, so the message is the
+same on every run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tilelang.plan.fabric import Coord, Fabric, describe
+from tilelang.plan.negotiated import Flow
+
+#: Flow names listed in a message before "and N more".
+SHOWN = 8
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A set of tiles and a direction: flows out of the set (``outward``) or into it.
+
+    The set is the tiles with coordinate ``axis`` (0: column, 1: row) at most ``bound``,
+    or, with ``tile`` given, that one tile.
+
+    Attributes:
+        order: position in the deterministic list of cuts (the last tie-break).
+        what: how a message names it.
+        outward: True for flows from inside to outside.
+        axis: 0 or 1 for a boundary cut.
+        bound: the last column or row inside.
+        tile: the tile of a single-tile cut.
+    """
+
+    order: int
+    what: str
+    outward: bool
+    axis: int = 0
+    bound: int = 0
+    tile: Coord | None = None
+
+    def inside(self, t: Coord) -> bool:
+        return t == self.tile if self.tile is not None else t[self.axis] <= self.bound
+
+    def crosses(self, a: Coord, b: Coord) -> bool:
+        ia, ib = self.inside(a), self.inside(b)
+        return (ia and not ib) if self.outward else (ib and not ia)
+
+    def needs(self, flow: Flow) -> bool:
+        src, dests = flow
+        if self.outward:
+            return self.inside(src) and any(not self.inside(d) for d in dests)
+        return not self.inside(src) and any(self.inside(d) for d in dests)
+
+
+def _cuts(fab: Fabric) -> list[Cut]:
+    dev = fab.device
+    specs: list[tuple[str, bool, int, int, Coord | None]] = []
+    for axis, n, word, ways in ((0, dev.cols, "columns", ("eastward", "westward")), (1, dev.rows, "rows", ("northward", "southward"))):
+        for k in range(n - 1):
+            for way, outward in zip(ways, (True, False), strict=True):
+                specs.append((f"the boundary between {word} {k} and {k + 1}, {way}", outward, axis, k, None))
+    for t in dev.tiles():
+        specs.append((f"the links out of tile ({t[0]},{t[1]})", True, 0, 0, t))
+        specs.append((f"the links into tile ({t[0]},{t[1]})", False, 0, 0, t))
+    return [Cut(i, *spec) for i, spec in enumerate(specs)]
+
+
+def worst_cut(fab: Fabric, flows: Sequence[Flow], names: Sequence[str]) -> str | None:
+    """A PlanError message for the worst violated cut, or None when every cut has room.
+
+    Args:
+        fab: the fabric.
+        flows: validated (source, dests) flows.
+        names: a name per flow, for the message.
+
+    Returns:
+        The message naming the cut, its channels, the flows that must cross it; None if no cut is short.
+    """
+    worst: tuple | None = None
+    for cut in _cuts(fab):
+        users = [i for i, f in enumerate(flows) if cut.needs(f)]
+        if not users:
+            continue
+        links = [e for e, (a, b) in enumerate(fab.links) if cut.crosses(a, b)]
+        cap = sum(fab.cap[e] for e in links)
+        if len(users) <= cap:
+            continue
+        key = (-(len(users) - cap), cap, cut.order)
+        if worst is None or key < worst[0]:
+            worst = (key, cut, users, links, cap)
+    if worst is None:
+        return None
+    _, cut, users, links, cap = worst
+    shown = ", ".join(names[i] for i in users[:SHOWN]) + (f" and {len(users) - SHOWN} more" if len(users) > SHOWN else "")
+    advice = "spread the flows' endpoints or use fewer flows"
+    if len(links) == 1:
+        return (
+            f"no routing: link {describe(fab.links[links[0]])} needs {len(users)} channels, has {cap} "
+            f"(proven: it is the only link across {cut.what}; flows {shown}); {advice}"
+        )
+    over = ", ".join(describe(fab.links[e]) for e in links[:4]) + (", ..." if len(links) > 4 else "")
+    return (
+        f"no routing: {len(users)} flows must cross {cut.what}, which has {cap} channels "
+        f"({len(links)} links: {over}) (proven by a cut: flows {shown}); {advice}"
+    )
