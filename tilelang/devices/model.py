@@ -23,6 +23,7 @@ from tilelang.devices.layout import (
     port_direction,
 )
 from tilelang.devices.spec import ArchSpec, TileSpec
+from tilelang.devices.switch_rules import allows
 from tilelang.errors import DesignError
 from tilelang.ir.dtypes import DType
 
@@ -249,6 +250,26 @@ class Device:
             return 0
         out_bundle, in_bundle = LINK_BUNDLES[step]
         return min(self.ports(ta, out_bundle, "out"), self.ports(tb, in_bundle, "in"))
+
+    def switch_rule(self, tile: Coord, src_bundle: str, dst_bundle: str) -> str | int | None:
+        """How ``tile``'s switch may connect a ``src_bundle`` slave to a ``dst_bundle`` master.
+
+        Returns:
+            ``"any"``, ``"same"`` (channel k to channel k only), an int n (only to master
+            channel n), or None (not connectable); see ``tilelang.devices.switch_rules``.
+        """
+        return dict(self._spec(tile).switch).get((bundle_name(src_bundle), bundle_name(dst_bundle)))
+
+    def legal_connection(self, tile: Coord, src: tuple[str, int], dst: tuple[str, int]) -> bool:
+        """Whether ``tile``'s stream switch can connect slave port ``src`` to master port ``dst``.
+
+        Both are (bundle, channel); the channels must exist (``ports``) and the pair must be
+        wired (``switch_rule``): mlir-aie's ``isLegalTileConnection``.
+        """
+        (sb, sc), (db, dc) = src, dst
+        if not (0 <= sc < self.ports(tile, sb, "in") and 0 <= dc < self.ports(tile, db, "out")):
+            return False
+        return allows(self._spec(tile).switch, (bundle_name(sb), sc), (bundle_name(db), dc))
 
     def links(self) -> list[tuple[Coord, Coord]]:
         """Every directed neighbour link with capacity > 0, sorted."""

@@ -58,6 +58,8 @@ class TileSpec:
         bd_bits: bit widths of the BD fields, as (field, bits) pairs.
         ports_out: master ports per bundle, as (bundle, count) pairs; absent = 0.
         ports_in: slave ports per bundle, as (bundle, count) pairs; absent = 0.
+        switch: which slave bundle may drive which master bundle, and on which
+            channels (``tilelang.devices.switch_rules``); absent pairs are illegal.
     """
 
     kind: str
@@ -71,6 +73,7 @@ class TileSpec:
     bd_bits: tuple[tuple[str, int], ...]
     ports_out: tuple[tuple[str, int], ...]
     ports_in: tuple[tuple[str, int], ...]
+    switch: tuple[tuple[tuple[str, str], str | int], ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in ("shim", "mem", "compute"):
@@ -92,6 +95,9 @@ class TileSpec:
             raise ValueError(f"TileSpec.bd_bits must give every field of {list(BD_FIELDS)}")
         _as_table(self.ports_out, BUNDLES, "TileSpec.ports_out")
         _as_table(self.ports_in, BUNDLES, "TileSpec.ports_in")
+        for (src, dst), _rule in self.switch:
+            if src not in BUNDLES or dst not in BUNDLES:
+                raise ValueError(f"TileSpec.switch: unknown bundle in {src} -> {dst}")
 
     def port_count(self, bundle: str, direction: str) -> int:
         """Ports of ``bundle`` in ``direction`` ("out"/"in"), before array-edge rules."""
