@@ -271,3 +271,19 @@ def test_a_feasible_benchmark_set_still_routes():
     dev = tl.device("npu1")
     r = route(dev, _bench_flows(dev, 45, 3, 127))
     check_routes_legal(dev, r.routes)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from(["npu1", "npu2", "xcvc1902"]), st.integers(1, 80), st.integers(0, 10_000))
+def test_cut_counts_match_their_definition(name, n, seed):
+    from tilelang.plan.route_cuts import _capacity, _demand
+
+    dev = tl.device(name)
+    fab = fabric(dev)
+    flows = check_flows(fab, _bench_flows(dev, n, 4, seed))
+    cuts, room = _capacity(fab)
+    demand = _demand(fab, flows, cuts)
+    for cut, need, (cap, links) in zip(cuts, demand, room, strict=True):
+        assert need == sum(1 for f in flows if cut.needs(f)), cut.what
+        assert sorted(links) == [e for e, (a, b) in enumerate(fab.links) if cut.crosses(a, b)], cut.what
+        assert cap == sum(dev.link_capacity(*fab.links[e]) for e in links)

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import accumulate
 
 from tilelang.plan.fabric import Coord, Fabric, describe
 from tilelang.plan.negotiated import Flow
@@ -77,6 +79,57 @@ def _cuts(fab: Fabric) -> list[Cut]:
     return [Cut(i, *spec) for i, spec in enumerate(specs)]
 
 
+def _demand(fab: Fabric, flows: Sequence[Flow], cuts: list[Cut]) -> list[int]:
+    """Flows that must cross each cut, counted in one pass over the flows (ranges for the boundaries)."""
+    dev = fab.device
+    # per axis and direction, +1 on [lo, hi) over the boundaries a flow must cross
+    diff = {(axis, out): [0] * (n + 1) for axis, n in ((0, dev.cols), (1, dev.rows)) for out in (True, False)}
+    leaving: dict[Coord, int] = {}
+    entering: dict[Coord, int] = {}
+    for src, dests in flows:
+        for axis in (0, 1):
+            far = max(d[axis] for d in dests)
+            near = min(d[axis] for d in dests)
+            if far > src[axis]:
+                diff[(axis, True)][src[axis]] += 1
+                diff[(axis, True)][far] -= 1
+            if near < src[axis]:
+                diff[(axis, False)][near] += 1
+                diff[(axis, False)][src[axis]] -= 1
+        if any(d != src for d in dests):
+            leaving[src] = leaving.get(src, 0) + 1
+        for d in dests:
+            if d != src:
+                entering[d] = entering.get(d, 0) + 1
+    running = {key: list(accumulate(v)) for key, v in diff.items()}
+    out = []
+    for cut in cuts:
+        if cut.tile is not None:
+            out.append((leaving if cut.outward else entering).get(cut.tile, 0))
+        else:
+            out.append(running[(cut.axis, cut.outward)][cut.bound])
+    return out
+
+
+@lru_cache(maxsize=8)
+def _capacity(fab: Fabric) -> tuple[list[Cut], list[tuple[int, list[int]]]]:
+    """The cuts of a fabric, with the channels and links across each (fabrics are cached and immutable)."""
+    cuts = _cuts(fab)
+    across: dict[tuple, list[int]] = {}
+    for e, (a, b) in enumerate(fab.links):
+        across.setdefault(("out", a), []).append(e)
+        across.setdefault(("in", b), []).append(e)
+        for axis in (0, 1):
+            for k in range(min(a[axis], b[axis]), max(a[axis], b[axis])):
+                across.setdefault((axis, b[axis] > a[axis], k), []).append(e)
+    out = []
+    for cut in cuts:
+        key = ("out" if cut.outward else "in", cut.tile) if cut.tile is not None else (cut.axis, cut.outward, cut.bound)
+        links = across.get(key, [])
+        out.append((sum(fab.cap[e] for e in links), links))
+    return cuts, out
+
+
 def worst_cut(fab: Fabric, flows: Sequence[Flow], names: Sequence[str]) -> str | None:
     """A PlanError message for the worst violated cut, or None when every cut has room.
 
@@ -88,18 +141,16 @@ def worst_cut(fab: Fabric, flows: Sequence[Flow], names: Sequence[str]) -> str |
     Returns:
         The message naming the cut, its channels, the flows that must cross it; None if no cut is short.
     """
+    if not flows:
+        return None
+    cuts, room = _capacity(fab)
     worst: tuple | None = None
-    for cut in _cuts(fab):
-        users = [i for i, f in enumerate(flows) if cut.needs(f)]
-        if not users:
+    for cut, need, (cap, links) in zip(cuts, _demand(fab, flows, cuts), room, strict=True):
+        if need <= cap:
             continue
-        links = [e for e, (a, b) in enumerate(fab.links) if cut.crosses(a, b)]
-        cap = sum(fab.cap[e] for e in links)
-        if len(users) <= cap:
-            continue
-        key = (-(len(users) - cap), cap, cut.order)
+        key = (-(need - cap), cap, cut.order)
         if worst is None or key < worst[0]:
-            worst = (key, cut, users, links, cap)
+            worst = (key, cut, [i for i, f in enumerate(flows) if cut.needs(f)], links, cap)
     if worst is None:
         return None
     _, cut, users, links, cap = worst
