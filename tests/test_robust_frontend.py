@@ -2,6 +2,7 @@
 
 import re
 
+import numpy as np
 import pytest
 
 import tilelang as tl
@@ -88,3 +89,82 @@ def test_the_message_says_how_to_peel_the_first_iteration():
 def test_affine_arithmetic_on_loop_variables_still_traces():
     d = _trace_loop_body(lambda i: i * 64 + 3 - i)
     assert "(2 * %i0 + 1) : i32" in tl.ir.print(d)
+
+
+# -- numpy habits inside a kernel ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("expr, message", [
+    (lambda a: a.sum(), "a tile has no .sum (it is not a numpy array): use tl.sum(x, axis=...)"),
+    (lambda a: a.max(), "a tile has no .max (it is not a numpy array): use tl.max(x, axis=...)"),
+    (lambda a: a.T, "a tile has no .T (it is not a numpy array): a kernel cannot transpose; lay the data out"),
+    (lambda a: a.reshape(64), "a tile has no .reshape (it is not a numpy array): tiles keep their declared shape"),
+    (lambda a: a.frobnicate, "a tile has no attribute .frobnicate; tiles support .shape, .dtype"),
+    (lambda a: a ** 2, "operator ** is not supported on tiles: multiply explicitly (x * x)"),
+    (lambda a: 2 ** a, "operator ** is not supported on tiles"),
+    (lambda a: a % 3, "operator % is not supported on tiles: write the truncating remainder x - (x / y) * y"),
+    (lambda a: a // 3, "operator // is not supported on tiles: use / (on integer tiles it divides truncating"),
+    (lambda a: a & a, "operator & is not supported on tiles: bitwise ops are not kernel ops; combine conditions"),
+    (lambda a: ~a, "operator ~ is not supported on tiles"),
+    (lambda a: a << 2, "operator << is not supported on tiles: multiply by a power of two instead"),
+    (lambda a: (a + 1) >> 1, "operator >> is not supported on tiles: divide by a power of two instead"),
+])
+def test_numpy_habits_in_a_kernel_are_kernel_errors_saying_what_to_write(expr, message):
+    with pytest.raises(tl.KernelError, match=r"test_robust_frontend\.py:\d+: in kernel 'k': " + re.escape(message)):
+        @tl.kernel
+        def k(a: tl.Tile[(8, 8), tl.i32], c: tl.Tile[(8, 8), tl.i32]):
+            c[...] = expr(a)
+
+
+def test_tile_attributes_outside_a_trace_stay_attribute_errors():
+    from tilelang.frontend.tracing import TileValue
+    from tilelang.ir.kernel import Param
+
+    v = TileValue(Param("x", tl.Tile[(4,), tl.i32]))
+    assert v.shape == (4,) and not hasattr(v, "sum")
+
+
+def _forever(a, depth):
+    return _forever(a + 1, depth + 1)
+
+
+def test_a_recursive_kernel_helper_is_a_kernel_error():
+    with pytest.raises(tl.KernelError, match=r"kernel 'k': tracing recursed past Python's limit \(a helper that "
+                                             r"calls itself without end\?\)"):
+        @tl.kernel
+        def k(a: tl.Tile[(8,), tl.i32], c: tl.Tile[(8,), tl.i32]):
+            c[...] = _forever(a, 0)
+
+
+@tl.kernel
+def _inner(a: tl.Tile[(8,), tl.i32], c: tl.Tile[(8,), tl.i32]):
+    c[...] = a + 1
+
+
+def test_a_kernel_calling_a_kernel_says_to_use_a_helper_function():
+    with pytest.raises(tl.KernelError, match=r"test_robust_frontend\.py:\d+: in kernel 'outer': kernels cannot call "
+                                             r"kernels \('_inner' is called here\); write the shared code as a plain "
+                                             r"Python helper function"):
+        @tl.kernel
+        def outer(a: tl.Tile[(8,), tl.i32], c: tl.Tile[(8,), tl.i32]):
+            _inner(a, c)
+
+
+# -- library factories' arguments ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: tl.library.matvec(64, 64, in_dtype=np.float64),
+     "matvec: in_dtype must be a tilelang dtype (tl.i8, tl.i16, tl.i32, tl.bf16, tl.f32), got numpy float64, "
+     "which no AIE core computes in"),
+    (lambda: tl.library.matvec(64, 64, in_dtype=np.int16), "got numpy int16 (write tl.i16)"),
+    (lambda: tl.library.softmax(0, 64), "softmax: rows must be a positive int, got 0"),
+    (lambda: tl.library.softmax(64, 2.5), "softmax: cols must be a positive int, got 2.5"),
+    (lambda: tl.library.elementwise("add", -4), "elementwise: n must be a positive int, got -4"),
+    (lambda: tl.library.reduction("sum", 1024, dtype="i32"), "reduction: dtype must be a tilelang dtype"),
+    (lambda: tl.library.matmul(64, True, 64), "matmul: K must be a positive int, got True"),
+    (lambda: tl.library.conv2d(0, 8, 4, 4), "conv2d: H must be a positive int, got 0"),
+])
+def test_library_factories_reject_bad_sizes_and_dtypes_by_name(make, message):
+    with pytest.raises(tl.DesignError, match=re.escape(message)):
+        make()

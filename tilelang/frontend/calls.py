@@ -7,6 +7,7 @@ here); this module registers the tracer's recorder with it.
 from __future__ import annotations
 
 from tilelang.frontend.builder import current_core
+from tilelang.frontend.tracing import current_builder
 from tilelang.ir.calls import (
     bind,
     bind_names,
@@ -21,7 +22,17 @@ from tilelang.ir.kernel import AnyKernel
 
 
 def record_call(kernel: AnyKernel, args: tuple, kwargs: dict) -> bool:
-    """Record a kernel call into the core being traced; False outside a core body (then it runs on numpy)."""
+    """Record a kernel call into the core being traced; False outside a core body (then it runs on numpy).
+
+    Raises:
+        KernelError: the call is made while another kernel is traced (kernels cannot call kernels).
+    """
+    outer = current_builder()
+    if outer is not None:
+        raise outer.fail(
+            f"kernels cannot call kernels ({kernel.name!r} is called here); write the shared code as a plain "
+            f"Python helper function taking and returning tiles, and call that from both kernels"
+        )
     core = current_core()
     if core is None:
         return False

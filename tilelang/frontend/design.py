@@ -231,6 +231,10 @@ def design(fn: Callable | None = None, *, device: str | Device = "npu1"):
         _state.design = b
         try:
             result = f(*args)
+        except RecursionError:
+            raise DesignError(located(
+                f"design {f.__name__!r}: tracing recursed past Python's limit (a helper that calls itself without "
+                f"end?); recursion in a design must stop on Python values such as sizes", loc)) from None
         finally:
             _state.design = outer
         if result is not None:

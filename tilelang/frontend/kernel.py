@@ -56,7 +56,13 @@ def kernel(fn: Callable) -> Kernel:
     builder = tracing.KernelBuilder(fn.__name__, params)
     args = [tracing.TileParam(p) if p.is_tile else tracing.TileValue(p) for p in params]
     with tracing.building(builder):
-        result = fn(*args)
+        try:
+            result = fn(*args)
+        except RecursionError:
+            raise KernelError(located(
+                f"kernel {fn.__name__!r}: tracing recursed past Python's limit (a helper that calls itself without "
+                f"end?); the body runs once over symbolic tiles, so recursion must stop on Python values such as "
+                f"sizes, never on tile values", where)) from None
     if result is not None:
         raise KernelError(located(f"kernel {fn.__name__!r} returns a value; write results into a tile parameter instead", where))
     k = Kernel(fn.__name__, tuple(params), tuple(builder.ops), source=where)

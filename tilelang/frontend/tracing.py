@@ -128,6 +128,41 @@ def unary(kind: OpKind, x: object, **attrs: object) -> TileValue:
     return TileValue(_builder().emit(kind, lift(x, like), **attrs))
 
 
+#: numpy methods and attributes users reach for, and what a kernel writes instead.
+_NUMPY_HABITS = {
+    "sum": "use tl.sum(x, axis=...)",
+    "max": "use tl.max(x, axis=...)",
+    "min": "use -tl.max(-x, axis=...)",
+    "mean": "use tl.sum(x, axis=...) / n",
+    "T": "a kernel cannot transpose; lay the data out as needed in the access pattern of its tl.dma",
+    "transpose": "a kernel cannot transpose; lay the data out as needed in the access pattern of its tl.dma",
+    "reshape": "tiles keep their declared shape; declare the parameter (and fifo element) in the shape you need",
+    "flatten": "tiles keep their declared shape; declare the parameter (and fifo element) in the shape you need",
+    "ravel": "tiles keep their declared shape; declare the parameter (and fifo element) in the shape you need",
+    "clip": "use tl.minimum(tl.maximum(x, lo), hi)",
+    "dot": "use x @ y",
+    "exp": "use tl.exp(x)",
+    "copy": "use the value itself (kernel values are immutable)",
+}
+
+#: Python operators numpy supports that kernels do not, and what to write instead.
+_OPERATOR_HABITS = {
+    "**": "multiply explicitly (x * x), or use tl.exp for powers of e",
+    "%": "write the truncating remainder x - (x / y) * y (/ on integer tiles truncates toward zero)",
+    "//": "use / (on integer tiles it divides truncating toward zero, as C does)",
+    "&": "bitwise ops are not kernel ops; combine conditions with nested tl.where",
+    "|": "bitwise ops are not kernel ops; combine conditions with nested tl.where",
+    "^": "bitwise ops are not kernel ops; combine conditions with nested tl.where",
+    "~": "bitwise ops are not kernel ops; combine conditions with nested tl.where",
+    "<<": "multiply by a power of two instead (x * 2**k with k a Python int)",
+    ">>": "divide by a power of two instead (x / 2**k with k a Python int; it truncates toward zero)",
+}
+
+
+def _unsupported(op: str) -> TileValue:
+    raise _builder().fail(f"operator {op} is not supported on tiles: {_OPERATOR_HABITS[op]}")
+
+
 class _Operators:
     """Arithmetic shared by values and tile parameters."""
 
@@ -189,6 +224,62 @@ class _Operators:
         return binary(OpKind.NE, self, o)
 
     __hash__ = None  # type: ignore[assignment]
+
+    # numpy operators kernels do not have: a KernelError saying what to write instead
+    def __pow__(self, o: object) -> TileValue:
+        return _unsupported("**")
+
+    __rpow__ = __pow__
+
+    def __mod__(self, o: object) -> TileValue:
+        return _unsupported("%")
+
+    __rmod__ = __mod__
+
+    def __floordiv__(self, o: object) -> TileValue:
+        return _unsupported("//")
+
+    __rfloordiv__ = __floordiv__
+
+    def __and__(self, o: object) -> TileValue:
+        return _unsupported("&")
+
+    __rand__ = __and__
+
+    def __or__(self, o: object) -> TileValue:
+        return _unsupported("|")
+
+    __ror__ = __or__
+
+    def __xor__(self, o: object) -> TileValue:
+        return _unsupported("^")
+
+    __rxor__ = __xor__
+
+    def __invert__(self) -> TileValue:
+        return _unsupported("~")
+
+    def __lshift__(self, o: object) -> TileValue:
+        return _unsupported("<<")
+
+    __rlshift__ = __lshift__
+
+    def __rshift__(self, o: object) -> TileValue:
+        return _unsupported(">>")
+
+    __rrshift__ = __rshift__
+
+    def __getattr__(self, name: str) -> object:
+        # Only reached when normal lookup fails: a numpy method or attribute a tile does not have.
+        if name.startswith("__") or current_builder() is None:
+            raise AttributeError(name)
+        advice = _NUMPY_HABITS.get(name)
+        if advice is not None:
+            raise _builder().fail(f"a tile has no .{name} (it is not a numpy array): {advice}")
+        raise _builder().fail(
+            f"a tile has no attribute .{name}; tiles support .shape, .dtype, .ndim, .astype(dtype), indexing, "
+            f"arithmetic and the tl.* functions"
+        )
 
     def astype(self, dtype: DType) -> TileValue:
         if not isinstance(dtype, DType):

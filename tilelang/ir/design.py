@@ -79,6 +79,13 @@ class ElemArg:
     fifo: str
     index: int = 0
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.index, int) or isinstance(self.index, bool) or self.index < 0:
+            raise DesignError(
+                f"element index {self.index!r} of fifo {self.fifo!r}: elements are counted from 0, the oldest "
+                f"one held (@{self.fifo}[0]); negative indexes are not supported"
+            )
+
 
 @dataclass(frozen=True)
 class ConstArg:

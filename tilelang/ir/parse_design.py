@@ -105,7 +105,8 @@ class _DesignScope:
                 continue
             first, second = a.children
             if a.data == "elem_arg":
-                out.append(ElemArg(self.ref(first, "fifo"), integer(second)))
+                with located(a):
+                    out.append(ElemArg(self.ref(first, "fifo"), integer(second)))
             elif a.data == "const_arg":
                 out.append(ConstArg(number(first), dtype(second)))
             else:

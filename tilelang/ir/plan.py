@@ -24,9 +24,12 @@ Vocabulary:
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from tilelang.errors import ParseError
 from tilelang.ir.design import Design
 
 Coord = tuple[int, int]
@@ -233,35 +236,90 @@ class Plan:
         return json.dumps(doc, indent=1, sort_keys=True)
 
     @staticmethod
-    def from_json(text: str, externs: dict | None = None) -> Plan:
-        """Rebuild a plan from :meth:`to_json` output."""
+    def from_json(text: str | os.PathLike, externs: dict | None = None) -> Plan:
+        """Rebuild a plan from :meth:`to_json` output.
+
+        Args:
+            text: the JSON text, or the path of a file holding it.
+            externs: extern kernels by name (see ``tl.ir.parse``).
+
+        Raises:
+            ParseError: text that is not JSON, or JSON that is not a plan, naming what is missing.
+        """
         from tilelang.ir import parse
 
-        doc = json.loads(text)
+        doc = _json_doc(text)
         design = parse(doc["design"], externs=externs)
 
         def tile(x: list) -> Coord:
+            if len(x) != 2:
+                raise ValueError(f"a tile is [col, row], got {x!r}")
             return (int(x[0]), int(x[1]))
 
         def end(e: dict) -> FifoEnd:
             return FifoEnd(e["agent"], tile(e["tile"]), e["channel"])
 
+        def fifo(k: str, f: dict) -> FifoPlan:
+            shared = tile(f["shared_tile"]) if f["shared_tile"] else None
+            return FifoPlan(k, end(f["producer"]), tuple(end(c) for c in f["consumers"]), shared)
+
+        def buffer(b: dict) -> BufferPlacement:
+            return BufferPlacement(tile(b["tile"]), b["bank"], b["offset"], b["size"], b["fifo"], b["index"])
+
+        def route(r: dict) -> Route:
+            return Route(tile(r["source"]), tuple(tile(d) for d in r["dests"]), tuple((tile(a), tile(b)) for a, b in r["links"]))
+
         return Plan(
             design=design,  # type: ignore[arg-type]
-            placement={k: tile(v) for k, v in doc["placement"].items()},
-            link_tiles={k: tile(v) for k, v in doc["link_tiles"].items()},
-            fifos={
-                k: FifoPlan(k, end(f["producer"]), tuple(end(c) for c in f["consumers"]),
-                            tile(f["shared_tile"]) if f["shared_tile"] else None)
-                for k, f in doc["fifos"].items()
-            },
-            buffers={
-                k: BufferPlacement(tile(b["tile"]), b["bank"], b["offset"], b["size"], b["fifo"], b["index"])
-                for k, b in doc["buffers"].items()
-            },
-            routes={
-                k: Route(tile(r["source"]), tuple(tile(d) for d in r["dests"]), tuple((tile(a), tile(b)) for a, b in r["links"]))
-                for k, r in doc["routes"].items()
-            },
-            solves={k: SolveInfo(**s) for k, s in doc["solves"].items()},
+            placement=_section(doc, "placement", lambda k, v: tile(v)),
+            link_tiles=_section(doc, "link_tiles", lambda k, v: tile(v)),
+            fifos=_section(doc, "fifos", fifo),
+            buffers=_section(doc, "buffers", lambda k, b: buffer(b)),
+            routes=_section(doc, "routes", lambda k, r: route(r)),
+            solves=_section(doc, "solves", lambda k, v: SolveInfo(**v)),
         )
+
+
+#: The keys of a plan's JSON document (what :meth:`Plan.to_json` writes).
+PLAN_KEYS = ("design", "placement", "link_tiles", "fifos", "buffers", "routes", "solves")
+
+
+def _json_doc(text: object) -> dict:
+    """The JSON object of a plan, from its text or a file path; ParseError when it is not one."""
+    if isinstance(text, os.PathLike):
+        try:
+            with open(text) as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            raise ParseError(f"cannot read plan file {os.fspath(text)}: {e}") from None
+    if isinstance(text, bytes | bytearray):
+        text = text.decode("utf-8", errors="replace")
+    if not isinstance(text, str):
+        raise ParseError(f"Plan.from_json takes JSON text or a path, got {type(text).__name__}")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ParseError(f"plan JSON: {e.msg}", e.lineno, e.colno) from None
+    if not isinstance(doc, dict):
+        raise ParseError(f"plan JSON must be an object with keys {list(PLAN_KEYS)}, got {type(doc).__name__}")
+    missing = [k for k in PLAN_KEYS if k not in doc]
+    if missing:
+        raise ParseError(f"plan JSON lacks {missing}; a plan is written by Plan.to_json() or 'tilelang plan -o'")
+    if not isinstance(doc["design"], str):
+        raise ParseError("plan JSON: 'design' must be the design's IR text")
+    return doc
+
+
+def _section(doc: dict, key: str, make: Callable[[str, object], object]) -> dict:
+    """``{name: make(name, value)}`` for one section of a plan's JSON, naming the entry that is malformed."""
+    items = doc[key]
+    if not isinstance(items, dict):
+        raise ParseError(f"plan JSON: {key!r} must be an object, got {type(items).__name__}")
+    out = {}
+    for k, v in items.items():
+        try:
+            out[k] = make(k, v)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+            what = f"missing key {e}" if isinstance(e, KeyError) else str(e)
+            raise ParseError(f"plan JSON: {key}[{k!r}] is malformed ({what})") from None
+    return out

@@ -14,13 +14,15 @@ import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import numpy as np
+
 from tilelang.devices import Device
 from tilelang.devices import device as lookup_device
 from tilelang.errors import DesignError
 from tilelang.frontend.design import design
 from tilelang.frontend.kernel import kernel
 from tilelang.ir.design import Design
-from tilelang.ir.dtypes import DType
+from tilelang.ir.dtypes import USER_DTYPES, DType
 from tilelang.ir.kernel import Kernel
 from tilelang.ir.types import TensorType, TileType
 
@@ -58,6 +60,37 @@ def resolve_device(device: str | Device) -> Device:
         DesignError: for an unknown name (listing the known ones).
     """
     return lookup_device(device)
+
+
+def check_args(what: str, sizes: dict[str, object] | None = None, dtypes: dict[str, object] | None = None) -> None:
+    """A factory's size and dtype arguments, before anything is built from them.
+
+    Args:
+        what: the factory's name, for the message.
+        sizes: arguments that must be positive ints.
+        dtypes: arguments that must be tilelang dtypes (None allowed: "the default").
+
+    Raises:
+        DesignError: naming the argument, the value and what is accepted.
+    """
+    for name, v in (sizes or {}).items():
+        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            raise DesignError(f"{what}: {name} must be a positive int, got {v!r}")
+    for name, v in (dtypes or {}).items():
+        if v is None or isinstance(v, DType):
+            continue
+        names = ", ".join(f"tl.{d.name}" for d in USER_DTYPES)
+        raise DesignError(f"{what}: {name} must be a tilelang dtype ({names}), got {_dtype_text(v)}")
+
+
+def _dtype_text(v: object) -> str:
+    """``v`` as a user wrote it, and the tilelang dtype it means when there is one (np.float32 -> tl.f32)."""
+    try:
+        np_dt = np.dtype(v)  # type: ignore[call-overload]
+    except TypeError:
+        return repr(v)
+    same = [d for d in USER_DTYPES if np.dtype(d.numpy) == np_dt]
+    return f"numpy {np_dt}" + (f" (write tl.{same[0].name})" if same else ", which no AIE core computes in")
 
 
 def has_memtiles(dev: Device) -> bool:

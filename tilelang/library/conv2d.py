@@ -37,6 +37,7 @@ from tilelang.library._common import (
     Grid,
     build_design,
     build_kernel,
+    check_args,
     choose_grid,
     divide,
     has_memtiles,
@@ -92,6 +93,7 @@ def conv2d(H: int, W: int, cin: int, cout: int, kernel_size: int = 3, dtype: DTy
     Raises:
         DesignError: sizes the grid does not divide, or a grid the device cannot feed.
     """
+    check_args("conv2d", {"H": H, "W": W, "cin": cin, "cout": cout}, {"dtype": dtype, "out_dtype": out_dtype})
     k = kernel_size
     if not isinstance(k, int) or k < 1 or k > min(H, W):
         raise DesignError(f"conv2d: kernel_size must be an int in [1, min(H, W)], got {kernel_size!r}")

@@ -27,6 +27,7 @@ from tilelang.ir.types import Tensor, Tile, TileType
 from tilelang.library._common import (
     build_design,
     build_kernel,
+    check_args,
     choose_grid,
     divide,
     has_memtiles,
@@ -210,6 +211,7 @@ def elementwise(op: str | Kernel | ExternKernel | Callable[..., object], n: int,
             scalars, sizes the grid does not divide, or a grid the device's DMA
             channels cannot feed.
     """
+    check_args("elementwise", {"n": n, "depth": depth} | ({} if tile is None else {"tile": tile}), {"dtype": dtype})
     dev = resolve_device(device)
     scalars = dict(scalars or {})
     if isinstance(op, Kernel | ExternKernel):

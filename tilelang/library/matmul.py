@@ -47,7 +47,15 @@ from tilelang.ir.design import Design
 from tilelang.ir.dtypes import DType, bf16, f32
 from tilelang.ir.pattern import pattern
 from tilelang.ir.types import Tensor, Tile
-from tilelang.library._common import Grid, build_design, choose_grid, has_memtiles, resolve_device, shim_channels
+from tilelang.library._common import (
+    Grid,
+    build_design,
+    check_args,
+    choose_grid,
+    has_memtiles,
+    resolve_device,
+    shim_channels,
+)
 from tilelang.library._movement import Move, ShimLimits, issue
 from tilelang.plan.tiling_model import out_depth
 
@@ -128,6 +136,7 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
         DesignError: sizes the tiles and core grid do not divide, or tiles that
             do not fit a core's memory.
     """
+    check_args("matmul", {"M": M, "K": K, "N": N}, {"in_dtype": in_dtype, "out_dtype": out_dtype})
     dev = resolve_device(device)
     if layout not in ("row-major", "streams"):
         raise DesignError(f'matmul: layout must be "row-major" or "streams", got {layout!r}')

@@ -26,6 +26,7 @@ from tilelang.ir.types import Tensor, Tile
 from tilelang.library._common import (
     Grid,
     build_design,
+    check_args,
     choose_grid,
     divide,
     has_memtiles,
@@ -73,6 +74,7 @@ def matvec(M: int, K: int, in_dtype: DType = i16, out_dtype: DType | None = None
     Raises:
         DesignError: sizes the tiles and grid do not divide, or a grid the DMA channels cannot feed.
     """
+    check_args("matvec", {"M": M, "K": K}, {"in_dtype": in_dtype, "out_dtype": out_dtype})
     dev = resolve_device(device)
     acc = out_dtype or accumulator(in_dtype)
     grid = _grid(dev, cores)

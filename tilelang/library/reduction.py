@@ -25,7 +25,7 @@ from tilelang.ir.design import Design
 from tilelang.ir.dtypes import DType, i32
 from tilelang.ir.kernel import Kernel
 from tilelang.ir.types import Tensor, Tile
-from tilelang.library._common import build_design, build_kernel, choose_grid, divide, resolve_device
+from tilelang.library._common import build_design, build_kernel, check_args, choose_grid, divide, resolve_device
 from tilelang.library._movement import ShimLimits, column_groups, issue, scatter
 from tilelang.library.elementwise import row_limits
 
@@ -82,6 +82,7 @@ def reduction(op: str, n: int, dtype: DType = i32, device: str | Device = "npu1"
     Raises:
         DesignError: an unknown op, a max with a different out_dtype, or sizes the grid does not divide.
     """
+    check_args("reduction", {"n": n, "tile": tile, "depth": depth}, {"dtype": dtype, "out_dtype": out_dtype})
     if op not in OPS:
         raise DesignError(f"reduction: op must be one of {list(OPS)}, got {op!r}")
     out = out_dtype or dtype

@@ -18,7 +18,7 @@ from tilelang.ir.design import Design
 from tilelang.ir.dtypes import DType, bf16
 from tilelang.ir.kernel import Kernel
 from tilelang.ir.types import Tile
-from tilelang.library._common import build_kernel, resolve_device
+from tilelang.library._common import build_kernel, check_args, resolve_device
 from tilelang.library.elementwise import chunked_design
 
 
@@ -63,6 +63,8 @@ def softmax(rows: int, cols: int, dtype: DType = bf16, device: str | Device = "n
     Raises:
         DesignError: an integer dtype, or rows not a multiple of cores x rows_per_tile.
     """
+    check_args("softmax", {"rows": rows, "cols": cols, "rows_per_tile": rows_per_tile, "depth": depth},
+               {"dtype": dtype})
     dev = resolve_device(device)
     kern = softmax_kernel(rows_per_tile, cols, dtype)
     return chunked_design(f"softmax_{rows}x{cols}", kern, {"x": "A", "y": "C"}, rows, dev, cores, {}, depth)
