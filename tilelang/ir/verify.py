@@ -250,6 +250,7 @@ def verify_design(design: Design) -> None:
         _verify_link(design, ln, fifos)
     _verify_ends(design)
     _verify_writes(design)
+    _verify_read_write(design)
 
 
 def _verify_cores(design: Design, fifos: dict[str, Fifo], kernels: dict[str, AnyKernel]) -> None:
@@ -422,6 +423,32 @@ def _verify_writes(design: Design) -> None:
                     f"depend on timing: give them disjoint patterns"
                 )
             owner[idx] = i
+
+
+def _verify_read_write(design: Design) -> None:
+    """No host move writes an element of a tensor that a host move reads.
+
+    A move into the device and a move out of it serve different fifos, so they run
+    concurrently: whether the read sees the old or the new value would depend on
+    timing (fifo depths, placement, the simulation mode).
+    """
+    import numpy as np
+
+    reads = [d for d in design.dmas if d.to_device]
+    for w in design.dmas:
+        if w.to_device:
+            continue
+        written = _written(w.pattern)
+        for r in reads:
+            if r.tensor != w.tensor:
+                continue
+            both = np.intersect1d(written, _written(r.pattern), assume_unique=True)
+            if both.size:
+                raise DesignError(
+                    f"dma {w.name!r}{at(w.loc)} writes tensor {w.tensor!r} where dma {r.name!r}{at(r.loc)} reads it "
+                    f"(element {int(both[0])} and {both.size - 1} more); the two moves run concurrently, so what "
+                    f"the read sees would depend on timing: write the result to another tensor"
+                )
 
 
 def _written(pattern: AccessPattern):
