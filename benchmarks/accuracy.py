@@ -1,54 +1,64 @@
-"""Simulated cycles against the published measurements in AIE_FACTS.md.
+"""Simulated cycles against published measurements: a calibration set and a validation set.
 
-Run: ``.venv/bin/python benchmarks/accuracy.py``. Each row says whether the
-figure *sets* a constant of the cost model (agreement is by construction and
-proves nothing), *tests* it (nothing was fitted to it), or is left out for
-*conflicting sources*. The last line counts the tested figures within 20%.
+Run: ``.venv/bin/python benchmarks/accuracy.py [--markdown]`` (about a minute).
+
+Every figure is in exactly one set:
+
+- **calibration**: the figure set a constant of the cost model (the row names
+  the constant); agreement is by construction and proves nothing;
+- **validation**: nothing was fitted to the figure; these rows test the model.
+  The headline is the median and the worst absolute error over them;
+- **shown, not counted**: figures printed for reference that cannot test the
+  model (conflicting sources, or another project's design and host stack).
+
+Each row gives its source (URL or issue) and the figure exactly as quoted.
+Error is (simulated - published) / published.
 
 Figures and how each is reproduced:
-- [PG4c] vector_scalar_mul, 1024 x int16, 72 cycles: kernel cycles of the same
+- [PG4c] vector_scalar_mul, 1024 x int16, "72 cycles": kernel cycles of the same
   kernel. Sets CALL_OVERHEAD (cost.py).
-- [PG4c] the same design's DMA, measured at 512 cycles per 1024-element chunk
-  ("PortRunning" in the trace): the simulated transfer of one chunk from the
-  shim. Tests the stream width and BD_SETUP_CYCLES.
+- [PG4c] the same design's DMA, "512 cycles" per 1024-element chunk (the measured
+  "PortRunning" span in the trace): the simulated transfer of one chunk from the shim.
 - [PG4c] 64x64x64 int16 matmul, "2048 cycles = 262,144 / 64": the guide's own
   numbers give 4096 (262,144 / 64), and its 64 MACs per cycle for int16 x int16
-  agrees with the AIE-API mode table (AIE-ML native 16b x 16b modes 4x4x4, 2x4x8,
-  4x2x8: 64 MACs) and AIE_FACTS. The figure is shown, marked as conflicting
-  sources, and not counted.
-- [I2735] whole-array GEMM kernels alone "at most about 80%" across the
-  issue's i16 and bf16 profiles: MAC efficiency of one 64^3 bf16 kernel call
-  (sets MATMUL_BLOCK_OVERHEAD) and of one 64^3 i16 call (tests it: the i16
-  kernel is MAC-bound, the bf16 one load-bound, so one constant cannot give
-  both 80%).
-- [I2735] whole-array GEMM on npu1, "at most" about 75% of peak int16 and 50%
-  bf16 over sizes the issue does not state: the whole-array design of
-  benchmarks/sim_bench.py (16 cores, 64^3 tiles), planned by the planner (its
-  banks included) and simulated at 1024^3 and 2048^3 (the model's efficiency
-  grows with size as the start and drain amortise; both are shown). The issue
-  times invocations through XRT, dispatch included, which at these efficiencies
-  only large sizes make negligible; the rows leave dispatch out.
-- [I1198] 512^3 single-core matmul, Phoenix bf16 43% of peak: the same design on
-  a 1 x 1 grid, simulated (IREE's design and kernel were not ours). The issue
-  times 100 invocations through the IREE runtime against a peak of 128 MACs per
-  cycle at 1.6 GHz; each invocation pays the host dispatch ([I3793], about
-  450 us), so the row adds it, at the issue's clock.
-- EQueue FIR on AIE1 (xcvc1902), from Xilinx's super-sampling-rate FIR tutorial:
+  agrees with the AIE-API mode table and AIE_FACTS. Shown as conflicting sources.
+- [I2735] whole-array GEMM kernels alone "at most ~80% utilization" across the
+  issue's i16 and bf16 profiles: the MAC efficiency of one 64^3 bf16 call and of one
+  64^3 i16 call. One figure: it set MATMUL_BLOCK_OVERHEAD, so both rows calibrate.
+- [I2735] whole-array GEMM on npu1, "~75% for i16" and "~50% for bf16" (tiles
+  m=n=k=64), at most, over sizes the issue does not state: the whole-array design of
+  benchmarks/sim_bench.py (16 cores, 64^3 tiles), planned by the planner and
+  simulated at 2048^3 (the model's efficiency grows with size as fill and drain
+  amortise). The issue times invocations through XRT, dispatch included, which at
+  these efficiencies only large sizes make negligible; the rows leave dispatch out.
+- [I1198] 512^3 single-core bf16 on Phoenix, "chess ukernel: 152'000 [us]: 43% of
+  peak" for 100 invocations through IREE's runtime: IREE's design and kernel, and
+  each invocation pays a host dispatch the model can only take from another host
+  stack ([I3793]). Shown, not counted; the simulated figure is the same GEMM on one
+  core of our design, without dispatch.
+- [EQueue] FIR on AIE1 (xcvc1902), from Xilinx's super-sampling-rate FIR tutorial:
   32 taps, 512 samples of 32 bits, 512 outputs; the vendor simulator gives 2276
-  cycles for one kernel and 539 for four cascaded kernels of 8 taps (EQueue's own
-  model: 2048 and 538). The tutorial's data are cint16; int32 stands in for them
-  (same 32 bits per sample, same 8 MACs per cycle on AIE1: [UG1079] "16 complex x
-  16 complex: 8", "32 real x 32 real: 8"). The four kernels stream partial sums a
-  few samples at a time over the cascade inside one invocation each; tilelang
-  kernels work on buffers, so the design here passes chunks of outputs through
-  neighbour shared memory (the cascade's place) and each stage gets its window
-  of the input (chunk plus 7 samples of history) from the shim. The chunk size is
-  the design's own choice: the fastest simulated among 16, 32, 64 and 128.
+  cycles for one kernel and 539 for four cascaded kernels of 8 taps. int32 stands in
+  for the tutorial's cint16 (same 32 bits per sample, same 8 MACs per cycle on AIE1:
+  [UG1079]). The four kernels stream partial sums over the cascade inside one
+  invocation each; tilelang kernels work on buffers, so the design here passes
+  chunks of outputs through neighbour shared memory (the cascade's place) and each
+  stage gets its window of the input from the shim. The chunk is the design's own
+  choice: the fastest simulated among 16, 32, 64 and 128.
+- [IRON172] int8 GEMM on npu2 (Strix Halo), "2048³ ≈7–8.2 TOPS", XRT-timed, with
+  IRON's GEMM operator (the whole-array layout of tl.library.matmul). The issue
+  does not state the tiles or columns; the row uses the operator's defaults as
+  published in amd/IRON iron/operators/gemm/op.py (tile_m = tile_k = tile_n = 64;
+  columns: the most that divide N, here all 8), simulated in mode="timing" at the
+  npu2 clock (1.8 GHz), dispatch not added; compared with the best figure, 8.2.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -67,7 +77,6 @@ from simulator import cost  # noqa: E402
 
 NPU1 = tl.device("npu1")
 AIE1 = tl.device("xcvc1902")
-SETS, TESTS, CONFLICT = "sets", "tests", "conflicting sources"
 
 
 def _scale_kernel():
@@ -132,16 +141,8 @@ def i16_kernel_efficiency() -> float:
     return ideal / cost.kernel_cycles(_mac_kernel(tl.i16, tl.i32), NPU1)
 
 
-#: [I1198] states Phoenix's peak at this clock ("clock at 1.6e9", citing mlir-aie issue 2017).
-I1198_CLOCK_HZ = 1.6e9
-
-
-def gemm_efficiency(size: int, dtype, rows: int, cols: int, dispatch_at_hz: float | None = None) -> float:
-    """MACs over (cycles x peak MACs per cycle) of the simulated GEMM.
-
-    With ``dispatch_at_hz``, each invocation also pays the host dispatch ([I3793], about
-    450 us on npu1) at that clock: the figure is then a wall-clock efficiency per invocation.
-    """
+def gemm_efficiency(size: int, dtype, rows: int, cols: int) -> float:
+    """MACs over (cycles x peak MACs per cycle) of the simulated whole-array GEMM on npu1 (C checked)."""
     d = whole_array_gemm(size, size, size, dtype, rows=rows, cols=cols)
     p = gemm_plan(d, rows, cols)
     rng = np.random.default_rng(0)
@@ -150,8 +151,7 @@ def gemm_efficiency(size: int, dtype, rows: int, cols: int, dispatch_at_hz: floa
     res = simulator.simulate(p, A=a, B=b)
     assert np.array_equal(res.outputs["C"].astype(np.float64), a.astype(np.float64) @ b.astype(np.float64))
     peak = NPU1.macs_per_cycle(dtype) * rows * cols
-    cycles = res.cycles + (round(cost.DISPATCH_SECONDS * dispatch_at_hz) if dispatch_at_hz else 0)
-    return size**3 / (cycles * peak)
+    return size**3 / (res.cycles * peak)
 
 
 # -- FIR (EQueue / Xilinx super-sampling-rate FIR tutorial) ---------------------------------
@@ -247,36 +247,152 @@ def fir_chain() -> tuple[int, int]:
     return best
 
 
-def rows() -> list[tuple[str, float, float, str, str]]:
-    """(figure, published, simulated, unit, role)."""
-    fir4, chunk = fir_chain()
+CALIBRATION, VALIDATION, SHOWN = "calibration", "validation", "shown, not counted"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One published figure and how the model reproduces it.
+
+    Attributes:
+        name: what is measured.
+        device: the device it was measured on.
+        source: where it was published (URL or issue).
+        quote: the figure exactly as quoted.
+        published: the figure as a number in ``unit``.
+        unit: "cycles", "%" (of the device's MAC peak) or "TOPS".
+        simulate: the model's value, in ``unit``.
+        role: CALIBRATION, VALIDATION or SHOWN.
+        why: for calibration, the constant it set; for shown rows, why it is not counted.
+    """
+
+    name: str
+    device: str
+    source: str
+    quote: str
+    published: float
+    unit: str
+    simulate: Callable[[], float]
+    role: str
+    why: str = ""
+
+
+PG4C = "https://github.com/Xilinx/mlir-aie/blob/main/programming_guide/section-4/section-4c/README.md"
+I2735 = "https://github.com/Xilinx/mlir-aie/issues/2735"
+I1198 = "https://github.com/nod-ai/iree-amd-aie/issues/1198"
+EQUEUE = "EQueue (Li et al., arXiv 2202.00739), FIR case study"
+IRON172 = "https://github.com/amd/IRON/issues/172"
+#: EQueue's FIR comparison gives cycles per design for the vendor's AIE simulator (and its own model).
+VENDOR_SIM = " cycles (vendor AIE simulator column)"
+
+
+def npu2_int8_gemm_tops(size: int = 2048) -> float:
+    """TOPS of tl.library.matmul int8 -> int32 on all of npu2, 64^3 tiles, at the npu2 clock."""
+    d = tl.library.matmul(size, size, size, in_dtype=tl.i8, out_dtype=tl.i32, device="npu2",
+                          tiling={"m": 64, "k": 64, "n": 64})
+    res = simulator.simulate(tl.plan(d), mode="timing")
+    return 2 * size**3 / res.seconds / 1e12
+
+
+def figures() -> list[Figure]:
+    """Every figure, calibration first."""
     return [
-        ("vector_scalar_mul 1024 x i16 kernel [PG4c]", 72, vector_scalar_mul_kernel(), "cycles", SETS),
-        ("vector_scalar_mul DMA per 2 KiB chunk [PG4c]", 512, vector_scalar_mul_dma(), "cycles", TESTS),
-        ("64^3 i16 matmul ideal [PG4c]", 2048, matmul_i16_mac_bound(), "cycles", CONFLICT),
-        ("64^3 bf16 kernel alone, % peak [I2735]", 80, 100 * bf16_kernel_efficiency(), "%", SETS),
-        ("64^3 i16 kernel alone, % peak [I2735]", 80, 100 * i16_kernel_efficiency(), "%", TESTS),
-        ("whole-array GEMM 1024^3 i16, % peak [I2735]", 75, 100 * gemm_efficiency(1024, tl.i16, 4, 4), "%", TESTS),
-        ("whole-array GEMM 2048^3 i16, % peak [I2735]", 75, 100 * gemm_efficiency(2048, tl.i16, 4, 4), "%", TESTS),
-        ("whole-array GEMM 1024^3 bf16, % peak [I2735]", 50, 100 * gemm_efficiency(1024, tl.bf16, 4, 4), "%", TESTS),
-        ("whole-array GEMM 2048^3 bf16, % peak [I2735]", 50, 100 * gemm_efficiency(2048, tl.bf16, 4, 4), "%", TESTS),
-        ("single-core 512^3 bf16 + dispatch, % peak [I1198]", 43,
-         100 * gemm_efficiency(512, tl.bf16, 1, 1, dispatch_at_hz=I1198_CLOCK_HZ), "%", TESTS),
-        ("FIR 32 taps, 1 kernel, AIE1 [EQueue]", 2276, fir_single(), "cycles", TESTS),
-        (f"FIR 32 taps, 4 kernels (chunk {chunk}), AIE1 [EQueue]", 539, fir4, "cycles", TESTS),
+        Figure("vector_scalar_mul 1024 x i16 kernel", "npu1", PG4C, "Our final optimized cycle count for the "
+               "kernel was 72 cycles", 72, "cycles", vector_scalar_mul_kernel, CALIBRATION, "CALL_OVERHEAD"),
+        Figure("64^3 bf16 kernel alone, % of peak", "npu1", I2735, "the external kernels reach at most ~80% "
+               "utilization", 80, "%", lambda: 100 * bf16_kernel_efficiency(), CALIBRATION, "MATMUL_BLOCK_OVERHEAD"),
+        Figure("64^3 i16 kernel alone, % of peak", "npu1", I2735, "the external kernels reach at most ~80% "
+               "utilization", 80, "%", lambda: 100 * i16_kernel_efficiency(), CALIBRATION,
+               "MATMUL_BLOCK_OVERHEAD (the same figure)"),
+        Figure("vector_scalar_mul DMA per 2 KiB chunk", "npu1", PG4C, "what is the measured number of cycles per "
+               "chunk? 512 cycles", 512, "cycles", vector_scalar_mul_dma, VALIDATION),
+        Figure("whole-array GEMM 2048^3 i16, % of peak", "npu1", I2735, "~75% for i16 (tile size m=n=k=64)", 75,
+               "%", lambda: 100 * gemm_efficiency(2048, tl.i16, 4, 4), VALIDATION),
+        Figure("whole-array GEMM 2048^3 bf16, % of peak", "npu1", I2735, "~50% for bf16 (tile size m=n=k=64)", 50,
+               "%", lambda: 100 * gemm_efficiency(2048, tl.bf16, 4, 4), VALIDATION),
+        Figure("FIR 32 taps, 512 outputs, 1 kernel", "xcvc1902", EQUEUE, "2276" + VENDOR_SIM, 2276,
+               "cycles", fir_single, VALIDATION),
+        Figure("FIR 32 taps, 512 outputs, 4 kernels", "xcvc1902", EQUEUE, "539" + VENDOR_SIM, 539,
+               "cycles", lambda: fir_chain()[0], VALIDATION),
+        Figure("whole-array GEMM 2048^3 i8 -> i32, TOPS", "npu2", IRON172, "2048³ ≈7–8.2 TOPS", 8.2, "TOPS",
+               npu2_int8_gemm_tops, VALIDATION),
+        Figure("64^3 i16 matmul, ideal cycles", "npu1", PG4C, "2048 cycles = 262,144/ 64", 2048, "cycles",
+               matmul_i16_mac_bound, SHOWN, "conflicting sources: 262,144 / 64 is 4096"),
+        Figure("single-core 512^3 bf16, % of peak", "npu1", I1198, "chess ukernel: 152'000 [us]: 43% of peak",
+               43, "%", lambda: 100 * gemm_efficiency(512, tl.bf16, 1, 1), SHOWN,
+               "IREE's design and kernel; every invocation pays a dispatch from another host stack"),
     ]
 
 
-def main() -> None:
-    print(f"{'figure':<50} {'published':>10} {'simulated':>10} {'error':>8}  unit    role")
-    tested = within = 0
-    for name, pub, sim, unit, role in rows():
-        err = (sim - pub) / pub
-        print(f"{name:<50} {pub:>10.0f} {sim:>10.1f} {err:>+8.1%}  {unit:<7} {role}")
-        if role == TESTS:
-            tested += 1
-            within += abs(err) <= 0.20
-    print(f"\ntested figures within 20%: {within} of {tested}")
+@dataclass(frozen=True)
+class Row:
+    """A figure with its simulated value."""
+
+    figure: Figure
+    simulated: float
+
+    @property
+    def error(self) -> float:
+        return (self.simulated - self.figure.published) / self.figure.published
+
+
+def measure() -> list[Row]:
+    return [Row(f, float(f.simulate())) for f in figures()]
+
+
+def headline(rows: list[Row]) -> str:
+    """The validation set's median and worst absolute error."""
+    errors = sorted((abs(r.error), r.figure.name) for r in rows if r.figure.role == VALIDATION)
+    if not errors:
+        return "validation set: empty"
+    median = float(np.median([e for e, _ in errors]))
+    worst, name = errors[-1]
+    devices = sorted({r.figure.device for r in rows if r.figure.role == VALIDATION})
+    return (f"validation set: {len(errors)} figures on {', '.join(devices)}; median |error| {median:.1%}, "
+            f"worst {worst:.1%} ({name})")
+
+
+def _role(f: Figure) -> str:
+    if f.role == CALIBRATION:
+        return f"calibration: sets {f.why}"
+    if f.role == SHOWN:
+        return f"shown, not counted: {f.why}"
+    return "validation"
+
+
+def text(rows: list[Row]) -> str:
+    out = [f"{'figure':<44} {'device':<9} {'published':>10} {'simulated':>10} {'error':>8}  {'unit':<6} set"]
+    for role in (CALIBRATION, VALIDATION, SHOWN):
+        for r in rows:
+            f = r.figure
+            if f.role == role:
+                out.append(f"{f.name:<44} {f.device:<9} {f.published:>10g} {r.simulated:>10.1f} {r.error:>+8.1%}  "
+                           f"{f.unit:<6} {_role(f)}")
+    out += ["", headline(rows), "", "sources (figure as quoted):"]
+    for r in rows:
+        out.append(f"  {r.figure.name}: \"{r.figure.quote}\" {r.figure.source}")
+    return "\n".join(out)
+
+
+def markdown(rows: list[Row]) -> str:
+    out = ["| set | figure | device | published | simulated | error | source (figure as quoted) |",
+           "|---|---|---|---|---|---|---|"]
+    for role in (CALIBRATION, VALIDATION, SHOWN):
+        for r in rows:
+            f = r.figure
+            if f.role == role:
+                out.append(f"| {_role(f)} | {f.name} | {f.device} | {f.published:g} {f.unit} | "
+                           f"{r.simulated:.1f} {f.unit} | {r.error:+.1%} | {f.source} \"{f.quote}\" |")
+    out += ["", headline(rows)]
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (for the docs)")
+    args = parser.parse_args(argv)
+    rows = measure()
+    print(markdown(rows) if args.markdown else text(rows))
 
 
 if __name__ == "__main__":
