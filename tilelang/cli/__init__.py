@@ -1,4 +1,4 @@
-"""The ``tilelang`` command: devices, print, plan, simulate, emit, report.
+"""The ``tilelang`` command: devices, print, plan, simulate, emit, report, explore.
 
 Each command takes a design as ``file.py:name`` (or a printed ``.tl`` IR
 file, or a plan saved by ``tilelang plan -o plan.json``). Files to read and
@@ -14,6 +14,7 @@ import os
 import sys
 
 from tilelang.cli import commands
+from tilelang.cli import explore as explore_cli
 from tilelang.errors import TileLangError
 
 
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     _design_args(r)
     r.add_argument("-o", "--output", default="report", help="directory for the PNGs and report.html")
     r.add_argument("--seed", type=int, default=0)
+    explore_cli.add_parser(sub)
     return p
 
 
@@ -62,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        code = commands.run(args)
+        code = explore_cli.run(args) if args.command == "explore" else commands.run(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
     except BrokenPipeError:

@@ -1,0 +1,184 @@
+"""``tl.explore`` against an exhaustive sweep and random sampling: the whole-array GEMM space at 1024^3 (npu1).
+
+The space: ``tl.library.matmul(1024, 1024, 1024, bf16 -> f32, npu1)`` with the kernel tile m, k, n each in
+{16, 32, 64, 128} and every core grid (rows x cols) dividing the 4 x 4 array: 576 points, the infeasible
+ones included (tiles that do not fit a core's memory; the factory has no C-depth argument: it double-
+buffers C when that fits). Plans are greedy (``plan={"strategy": "greedy"}``): the ILP planner takes
+5-12 s per point here, which would make the sweep hours long.
+
+1. The exhaustive sweep evaluates every point exactly as a trial does (factory, plan, timing simulation).
+   It takes long on a 2-core machine, so it runs once (``--sweep``) and its results are cached in
+   ``benchmarks/explore_sweep_matmul1024_npu1.json`` with the command that made them; later runs read
+   the cache (``--sweep`` again re-runs the missing points only).
+2. ``tl.explore`` with a budget of 10% of the space (57 points), for seeds 0-4. Its evaluations are
+   served from the sweep's records (a ``backend`` object whose ``map`` looks the point up): the search
+   sees exactly what simulating would give (evaluation is deterministic), at no simulation cost.
+   ``--live`` also runs seed 0 with real simulations and checks the trials match.
+3. Random sampling of the same number of distinct points, for the same seeds.
+
+Prints the table: best cycles found, the gap to the sweep's optimum, seeds within 2%, simulations used.
+``--throughput`` adds trials per minute of the local and Ray backends on a small space (256^3).
+Run: ``.venv/bin/python benchmarks/explore_bench.py [--sweep] [--workers 1] [--live] [--throughput]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import tilelang as tl  # noqa: E402
+from tilelang.explore.evaluate import run_children  # noqa: E402
+
+CACHE = ROOT / "benchmarks" / "explore_sweep_matmul1024_npu1.json"
+SIZES = (16, 32, 64, 128)
+GRIDS = [(r, c) for r in (1, 2, 4) for c in (1, 2, 4)]
+SEEDS = (0, 1, 2, 3, 4)
+SHARE = 0.10
+
+
+def space(n: int = 1024) -> tl.Space:
+    return tl.Space(
+        tl.library.matmul,
+        fixed={"M": n, "K": n, "N": n, "in_dtype": tl.bf16, "device": "npu1", "plan": {"strategy": "greedy"}},
+        params={"tiling": [{"m": m, "k": k, "n": nn} for m in SIZES for k in SIZES for nn in SIZES], "cores": GRIDS},
+    )
+
+
+def task_id(kwargs: dict[str, Any]) -> str:
+    """The cache's name of a point: its tile and grid."""
+    t = kwargs["tiling"]
+    r, c = kwargs["cores"]
+    return f"m{t['m']}k{t['k']}n{t['n']}-{r}x{c}"
+
+
+def load_cache() -> dict[str, Any]:
+    if CACHE.is_file():
+        return json.loads(CACHE.read_text())
+    return {"command": "", "results": {}}
+
+
+def sweep(sp: tl.Space, workers: int, time_limit: float) -> dict[str, Any]:
+    """Evaluate every point not yet cached (saving after each batch); return the cache."""
+    cache = load_cache()
+    cache["command"] = f".venv/bin/python benchmarks/explore_bench.py --sweep --workers {workers}"
+    todo = [k for k in sp.keys() if task_id(sp.arguments(k)[0]) not in cache["results"]]
+    print(f"sweep: {len(todo)} of {len(sp)} points to evaluate", file=sys.stderr)
+    t0 = time.perf_counter()
+    for at in range(0, len(todo), max(1, workers) * 2):
+        keys = todo[at: at + max(1, workers) * 2]
+        tasks = [(sp.factory, *sp.arguments(k)) for k in keys]
+        for (_, kw, _), res in zip(tasks, run_children(tasks, workers, time_limit), strict=True):
+            cache["results"][task_id(kw)] = res
+        CACHE.write_text(json.dumps(cache, indent=0, sort_keys=True))
+        done = at + len(keys)
+        print(f"  {done}/{len(todo)} in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    return cache
+
+
+class Replay:
+    """A backend serving evaluations from the sweep's records (what simulating the point gives)."""
+
+    def __init__(self, results: dict[str, Any]) -> None:
+        self.results = results
+        self.calls = 0
+
+    def map(self, tasks: list) -> list[dict]:
+        self.calls += len(tasks)
+        return [json.loads(json.dumps(self.results[task_id(kw)])) for _, kw, _ in tasks]
+
+
+def best_of(results: list[dict]) -> float:
+    ok = [r["metrics"]["cycles"] for r in results if r["status"] == "ok"]
+    return min(ok) if ok else math.inf
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sweep", action="store_true", help="evaluate the points missing from the cache")
+    ap.add_argument("--workers", type=int, default=1, help="sweep processes")
+    ap.add_argument("--time-limit", type=float, default=900.0, help="seconds per sweep point (a safety net)")
+    ap.add_argument("--live", action="store_true", help="also run seed 0 with real simulations and compare")
+    ap.add_argument("--throughput", action="store_true", help="trials per minute, local and Ray, on 256^3")
+    args = ap.parse_args(argv)
+    sp = space()
+    cache = sweep(sp, args.workers, args.time_limit) if args.sweep else load_cache()
+    results = cache["results"]
+    ids = [task_id(sp.arguments(k)[0]) for k in sp.keys()]
+    missing = [i for i in ids if i not in results]
+    if missing:
+        print(f"the sweep cache lacks {len(missing)} of {len(ids)} points; run with --sweep first")
+        return 1
+    everything = [results[i] for i in ids]
+    optimum = best_of(everything)
+    best_id = min((i for i in ids if results[i]["status"] == "ok"), key=lambda i: results[i]["metrics"]["cycles"])
+    statuses: dict[str, int] = {}
+    for r in everything:
+        statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+    sweep_secs = sum(r["metrics"].get("wall_seconds", 0.0) for r in everything)
+    budget = int(len(sp) * SHARE)
+
+    print(f"space: tl.library.matmul 1024^3 bf16->f32 on npu1, tiles m,k,n in {SIZES}, grids {GRIDS}: "
+          f"{len(sp)} points ({', '.join(f'{n} {s}' for s, n in sorted(statuses.items()))})")
+    print(f"exhaustive sweep: {len(sp)} simulations, {sweep_secs / 60:.1f} min of evaluation "
+          f"(cached: {CACHE.relative_to(ROOT)}; made by: {cache['command']})")
+    print(f"optimum: {optimum:.0f} cycles at {best_id}")
+    print()
+    rows = []
+    for seed in SEEDS:
+        replay = Replay(results)
+        ex = tl.explore(sp, budget=budget, seed=seed, backend=replay)
+        got = ex.best.cycles if ex.best is not None else math.inf
+        first = next((t.number + 1 for t in ex.trials if t.ok and t.cycles <= optimum * 1.02), None)
+        rng = np.random.default_rng(seed)
+        pick = rng.choice(len(ids), size=budget, replace=False)
+        rand = best_of([everything[i] for i in pick])
+        rows.append((seed, got, first, rand, replay.calls, sum(t.source == "prior" for t in ex.trials)))
+    print(f"{'seed':>4} {'explore best':>13} {'gap':>7} {'trials to <=2%':>15} {'random best':>12} {'gap':>7} "
+          f"{'simulations':>12} {'from prior':>10}")
+    for seed, got, first, rand, calls, prior in rows:
+        print(f"{seed:>4} {got:>13.0f} {got / optimum - 1:>7.2%} {first if first else '-':>15} {rand:>12.0f} "
+              f"{rand / optimum - 1:>7.2%} {calls:>12} {prior:>10}")
+    ge = np.mean([r[1] / optimum - 1 for r in rows])
+    gr = np.mean([r[3] / optimum - 1 for r in rows])
+    within = sum(r[1] <= optimum * 1.02 for r in rows)
+    rwithin = sum(r[3] <= optimum * 1.02 for r in rows)
+    print(f"mean {'':>9} {ge:>21.2%} {'':>15} {'':>12} {gr:>7.2%}   explore within 2%: {within}/{len(rows)} seeds, "
+          f"random: {rwithin}/{len(rows)}; budget {budget} = {budget / len(sp):.1%} of the sweep's simulations")
+
+    if args.live:
+        live = tl.explore(sp, budget=budget, seed=0, workers=args.workers, time_limit=args.time_limit)
+        replay = tl.explore(sp, budget=budget, seed=0, backend=Replay(results))
+        same = [(t.params, t.status, t.cycles) for t in live.trials] == \
+               [(t.params, t.status, t.cycles) for t in replay.trials]
+        print(f"\nlive seed 0: best {live.best.cycles if live.best else '-'} cycles, {live.seconds:.0f} s; "
+              f"same trials as the replay: {same}")
+    if args.throughput:
+        throughput(args.workers)
+    return 0
+
+
+def throughput(workers: int) -> None:
+    """Trials per minute of the local and Ray backends on a small space (256^3), and whether they agree."""
+    sp = space(256)
+    out = {}
+    for backend in ("local", "ray"):
+        ex = tl.explore(sp, budget=12, seed=0, backend=backend, workers=workers, time_limit=300)
+        out[backend] = ex
+        print(f"\n{backend:>5}: {len(ex.trials)} trials in {ex.seconds:.1f} s = {60 * len(ex.trials) / ex.seconds:.0f} "
+              f"trials/min ({workers} worker(s); Ray's time includes starting it)")
+    a, b = ([(t.params, t.status, t.cycles) for t in out[x].trials] for x in ("local", "ray"))
+    print(f"same trials on both: {a == b}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
