@@ -1,0 +1,233 @@
+"""``tl.Space`` and ``tl.explore`` (API.md "Explore"): infeasible points, determinism, storage, backends, CLI.
+
+Spaces are small (64^3 and 128^3 GEMMs, 1-4 cores, greedy plans) so each trial takes well under a second.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+import tilelang as tl
+from tilelang.cli import main as cli_main
+from tilelang.cli.explore import parse_value
+from tilelang.errors import TileLangError
+from tilelang.explore.evaluate import evaluate
+from tilelang.explore.prior import matmul_estimate
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXED = {"M": 128, "K": 128, "N": 128, "in_dtype": tl.bf16, "device": "npu1", "plan": {"strategy": "greedy"}}
+
+
+def gemm_space(**kw) -> tl.Space:
+    """48 points: tiles m in {32, 48, 64, 128} (48 divides nothing, 128 x 128 tiles overflow a core), k, n, grids."""
+    params = {"tiling.m": [32, 48, 64, 128], "tiling.k": [32, 128], "tiling.n": [32, 64, 128],
+              "cores": [(1, 1), (2, 2)]}
+    return tl.Space(tl.library.matmul, fixed=FIXED, params=params, **kw)
+
+
+def summary(ex) -> list[tuple]:  # noqa: ANN001
+    return [(t.params, t.status, t.cycles, t.error) for t in ex.trials]
+
+
+# -- the space ---------------------------------------------------------------------------
+
+
+def test_space_enumerates_points_in_order_and_applies_the_constraint():
+    sp = gemm_space()
+    assert len(sp) == 4 * 2 * 3 * 2
+    pts = list(sp.points())
+    want = [dict(zip(sp.names, v, strict=True)) for v in itertools.product(*sp.params.values())]
+    assert pts == want
+    small = gemm_space(constraint=lambda p: p["cores"] == (1, 1) and p["tiling.m"] != 48)
+    assert len(small) == 3 * 2 * 3
+    assert all(p["cores"] == (1, 1) for p in small.points())
+    kwargs, plan = sp.arguments(sp.keys()[0])
+    assert kwargs["tiling"] == {"m": 32, "k": 32, "n": 32} and kwargs["cores"] == (1, 1) and "plan" not in kwargs
+    assert plan == {"strategy": "greedy"}
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"factory": 3}, "callable"),
+    ({"params": {}}, "at least one parameter"),
+    ({"params": {"cores": []}}, "non-empty list"),
+    ({"params": {"M": [64]}}, "both fixed and explored"),
+])
+def test_space_rejects_bad_input(bad, match):
+    args = {"factory": tl.library.matmul, "fixed": FIXED, "params": {"cores": [1]}} | bad
+    with pytest.raises(TileLangError, match=match):
+        tl.Space(args.pop("factory"), **args)
+
+
+def test_a_raising_constraint_is_reported():
+    sp = gemm_space(constraint=lambda p: p["nope"])
+    with pytest.raises(TileLangError, match="constraint raised KeyError"):
+        len(sp)
+
+
+# -- trials ------------------------------------------------------------------------------
+
+
+def test_a_trial_measures_what_plan_and_timed_simulation_give():
+    kwargs = dict(FIXED, tiling={"m": 32, "k": 32, "n": 32}, cores=(2, 2))
+    del kwargs["plan"]
+    res = evaluate(tl.library.matmul, kwargs, {"strategy": "greedy"})
+    assert res["status"] == "ok" and res["error"] is None
+    plan = tl.plan(tl.library.matmul(**kwargs), strategy="greedy")
+    timed = tl.simulate(plan, mode="timed", trace=False,
+                        A=__import__("numpy").zeros((128, 128)), B=__import__("numpy").zeros((128, 128)))
+    m = res["metrics"]
+    assert m["cycles"] == timed.cycles
+    assert m["cores"] == 4
+    assert m["ddr_bytes"] == timed.stats.ddr_bytes_read + timed.stats.ddr_bytes_written
+    assert m["onchip_bytes"] == sum(b.size for b in plan.buffers.values())
+    # 128^3 MACs at the bf16 rate of 4 cores, over the simulated cycles
+    assert m["peak"] == pytest.approx(128**3 / tl.device("npu1").macs_per_cycle(tl.bf16) / (4 * timed.cycles))
+
+
+def test_infeasible_points_are_recorded_never_raised():
+    ex = tl.explore(gemm_space(), budget=48, seed=0, workers=2, time_limit=120)
+    assert len(ex.trials) == 48  # the whole space: every point once
+    assert len({json.dumps(t.to_dict()["params"], sort_keys=True) for t in ex.trials}) == 48
+    by = {(t.params["tiling.m"], t.params["tiling.k"], t.params["tiling.n"], t.params["cores"]): t for t in ex.trials}
+    odd = by[(48, 32, 32, (1, 1))]
+    assert odd.status == "design_error" and "128x128x128: tiles m=48" in odd.error and odd.cycles is None
+    big = by[(128, 128, 128, (1, 1))]
+    assert big.status == "design_error" and "core memory" in big.error
+    assert {t.status for t in ex.trials} == {"ok", "design_error"}
+    # the best trial is the fastest ok point, checked against every point's own evaluation
+    ok = [t for t in ex.trials if t.ok]
+    assert ex.best.cycles == min(t.cycles for t in ok)
+    front = ex.pareto(["cycles", "cores"])
+    assert front[0].cycles == ex.best.cycles
+    assert all(not (o.cycles <= f.cycles and o.metrics["cores"] <= f.metrics["cores"] and
+                    (o.cycles, o.metrics["cores"]) != (f.cycles, f.metrics["cores"])) for f in front for o in ok)
+
+
+def test_a_factory_that_raises_anything_is_a_design_error_and_a_slow_one_times_out():
+    def factory(kind: str) -> object:
+        if kind == "boom":
+            raise ZeroDivisionError("user bug")
+        if kind == "slow":
+            time.sleep(60)
+        return tl.library.matmul(64, 64, 64, cores=1, tiling={"m": 32, "k": 32, "n": 32})
+
+    sp = tl.Space(factory, fixed={"plan": {"strategy": "greedy"}}, params={"kind": ["boom", "slow", "fine"]})
+    t0 = time.perf_counter()
+    ex = tl.explore(sp, budget=3, workers=3, time_limit=3)
+    assert time.perf_counter() - t0 < 40
+    st = {t.params["kind"]: t for t in ex.trials}
+    assert st["boom"].status == "design_error" and "ZeroDivisionError: user bug" in st["boom"].error
+    assert st["slow"].status == "timeout" and "time limit of 3 s" in st["slow"].error
+    assert st["fine"].status == "ok" and st["fine"].cycles > 0
+
+
+def test_explore_rejects_bad_arguments():
+    sp = gemm_space()
+    for kw, match in (({"budget": 0}, "budget"), ({"objective": "speed"}, "objective"),
+                      ({"backend": "cloud"}, "backend"), ({"workers": 0}, "workers"), ({"time_limit": -1}, "time_limit")):
+        with pytest.raises(TileLangError, match=match):
+            tl.explore(sp, **kw)
+    with pytest.raises(TileLangError, match="tl.Space"):
+        tl.explore([1, 2])
+
+
+# -- the prior and determinism -------------------------------------------------------------
+
+
+def test_the_prior_is_the_tilers_estimate_for_the_tile_it_would_choose():
+    """With the tile and grid tile_contraction picks, the prior equals its estimate (no other model)."""
+    choice = tl.tile_contraction("mk,kn->mn", {"m": 256, "k": 256, "n": 256}, (tl.bf16, tl.bf16, tl.f32), "npu1",
+                                 cores=(2, 2))
+    est = matmul_estimate({"M": 256, "K": 256, "N": 256, "in_dtype": tl.bf16, "device": "npu1", "cores": (2, 2),
+                           "tiling": choice.tile})
+    assert est == pytest.approx(choice.estimate)
+    assert matmul_estimate({"M": 256, "K": 256, "N": 256, "tiling": {"m": 48, "k": 32, "n": 32}}) is None
+
+
+def test_same_seed_same_trials_whatever_the_workers():
+    sp = gemm_space()
+    a = tl.explore(sp, budget=10, seed=3, workers=1)
+    b = tl.explore(sp, budget=10, seed=3, workers=2)
+    assert summary(a) == summary(b)
+    assert [t.source for t in a.trials][:3] == ["prior"] * 3  # ceil(10 / 4) best-estimated points first
+    priors = [t.prior for t in a.trials[:3]]
+    assert priors == sorted(priors)
+    c = tl.explore(sp, budget=10, seed=4, workers=2)
+    assert [t.params for t in c.trials][:3] == [t.params for t in a.trials][:3]  # the prior does not depend on it
+    assert summary(c) != summary(a)
+
+
+@pytest.mark.parametrize("suffix", [".db", ".journal"])
+def test_resume_from_storage(tmp_path, suffix):
+    sp = gemm_space()
+    path = tmp_path / f"study{suffix}"
+    first = tl.explore(sp, budget=5, seed=1, workers=2, storage=str(path))
+    assert first.evaluated == 5 and path.exists()
+    again = tl.explore(sp, budget=5, seed=1, workers=2, storage=str(path))
+    assert again.evaluated == 0 and summary(again) == summary(first)
+    more = tl.explore(sp, budget=8, seed=1, workers=2, storage=str(path))
+    assert more.evaluated == 3 and len(more.trials) == 8
+    assert summary(more)[:5] == summary(first)
+    assert len({json.dumps(t.to_dict()["params"], sort_keys=True) for t in more.trials}) == 8
+
+
+@pytest.mark.slow  # starting a local Ray instance takes 10-20 s on two cores
+def test_ray_backend_gives_the_local_trials():
+    pytest.importorskip("ray")
+    sp = gemm_space()
+    local = tl.explore(sp, budget=4, seed=2, workers=2)
+    ray = tl.explore(sp, backend="ray", budget=4, seed=2, workers=2, time_limit=120)
+    assert ray.backend == "ray"
+    assert summary(ray) == summary(local)
+
+
+# -- reporting and the command line --------------------------------------------------------------
+
+
+def test_table_json_and_plots(tmp_path):
+    ex = tl.explore(gemm_space(), budget=6, seed=0, workers=2)
+    text = ex.table()
+    assert "status" in text and f"{len(ex.trials)} trials of 48 points" in text
+    record = json.loads(ex.to_json())
+    assert len(record["trials"]) == 6 and record["best"] == ex.best.number
+    for p in (ex.plot_convergence(tmp_path / "c.png"), ex.plot_pareto(tmp_path / "p.png", ("cycles", "ddr_bytes"))):
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(TileLangError, match="two or more"):
+        ex.pareto(["cycles"])
+
+
+def test_cli_explore_json(tmp_path, capsys):
+    code = cli_main(["explore", "library:matmul", "--fixed", "M=64", "--fixed", "K=64", "--fixed", "N=64",
+                     "--fixed", "in_dtype=bf16", "--fixed", "plan.strategy=greedy", "--param", "tiling.m=16,32,48",
+                     "--param", "tiling.k=32", "--param", "tiling.n=32", "--param", "cores=1x1,2x2", "--budget", "4",
+                     "--workers", "2", "--out", str(tmp_path), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    record = json.loads(out)  # stdout is the JSON alone
+    assert len(record["trials"]) == 4 and "trials 4/4" in err
+    assert {Path(p).name for p in record["plots"]} == {"convergence.png", "pareto.png"}
+
+
+def test_cli_explore_usage_errors(capsys):
+    assert cli_main(["explore", "library:matmul"]) == 1
+    assert "--param" in capsys.readouterr().err
+    assert cli_main(["explore", "nowhere.py:f", "--param", "a=1"]) == 1
+    assert "no such file" in capsys.readouterr().err
+    assert parse_value("2x4") == (2, 4) and parse_value("bf16") is tl.bf16 and parse_value("0.5") == 0.5
+    assert parse_value("npu1") == "npu1" and parse_value("none") is None and parse_value("64") == 64
+
+
+def test_the_tutorial_runs(capsys):
+    from test_examples import python_blocks
+
+    blocks = python_blocks(ROOT / "docs" / "explore.md")
+    assert blocks
+    namespace: dict = {"__name__": "doc_explore"}
+    for i, code in enumerate(blocks):
+        exec(compile(code, f"docs/explore.md block {i}", "exec"), namespace)  # noqa: S102 - our own docs
+    assert "best:" in capsys.readouterr().out
