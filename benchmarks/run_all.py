@@ -11,6 +11,8 @@ runs while some are still being written):
 - ``accuracy.py``: simulated cycles against published measurements;
 - ``emit_bench.py``: MLIR emission speed and size;
 - ``library_bench.py``: each library design's efficiency against the device's peak.
+- ``fuzz_bench.py``: counts by outcome over mutated IR text and generated designs (hangs, raw exceptions,
+  mode-dependent outputs, accepted invalid plans).
 
 Each runs with this interpreter, from the repository root, its output shown
 as it arrives; arguments after ``--`` go to every script. The exit status is
@@ -28,7 +30,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-BENCHMARKS = ("plan_bench", "sim_bench", "timing_bench", "accuracy", "emit_bench", "library_bench")
+BENCHMARKS = ("plan_bench", "sim_bench", "timing_bench", "accuracy", "emit_bench", "library_bench", "fuzz_bench")
 
 
 def run_one(name: str, extra: Sequence[str], timeout: float) -> tuple[str, float]:

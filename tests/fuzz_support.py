@@ -341,8 +341,11 @@ def outputs_agree(a: dict, b: dict) -> bool:
 def through_pipeline(text: str, emit: bool = True) -> str:
     """Parse, plan (greedy), simulate in both modes and emit ``text``.
 
+    A parsed plan is used as it is (after :func:`plan_violations` finds nothing wrong with it).
+
     Returns:
-        "ok", or "mode-dependent" when the two modes' outputs differ.
+        "ok"; "mode-dependent" when the two modes' outputs differ; "accepted-invalid: ..." when a
+        parsed plan has a violation the parser let through.
 
     Raises:
         Whatever the pipeline raises (the caller sorts tilelang errors from others).
@@ -350,8 +353,14 @@ def through_pipeline(text: str, emit: bool = True) -> str:
     import simulator
 
     obj = tl.ir.parse(text)
-    design = obj if isinstance(obj, tl.ir.design.Design) else obj.design
-    plan = tl.plan(design, strategy="greedy", time_limit=10) if not isinstance(obj, tl.Plan) else obj
+    if isinstance(obj, tl.Plan):
+        wrong = plan_violations(obj)
+        if wrong:
+            return "accepted-invalid: " + wrong[0]
+        plan, design = obj, obj.design
+    else:
+        design = obj
+        plan = tl.plan(design, strategy="greedy", time_limit=10)
     arrays = zero_inputs(design)
     with np.errstate(all="ignore"):
         timed = simulator.simulate(plan, trace=False, **arrays)
@@ -407,3 +416,140 @@ def bounded(fn, args: tuple, timeout: float) -> tuple:  # noqa: ANN001
         proc.join()
         recv.close()
     return result
+
+
+# -- an independent check of a plan's decisions --------------------------------------------------------
+
+#: mlir-aie's aie.core default stack_size, at address 0 of a core's memory (AIE_FACTS "aie.core").
+CORE_STACK_BYTES = 1024
+
+
+def plan_violations(plan) -> list[str]:  # noqa: ANN001, C901 - one list of independent checks
+    """What is wrong with ``plan``'s decisions, checked from the device data alone (not by the verifier).
+
+    Cores on compute tiles, links on memtiles, host ends on NoC shims, fifo ends where their agents are,
+    channels within the tile's DMA channels and not shared by two fifos in one direction, buffers
+    inside their tile's memory (above the stack where a core runs) and apart, routes made of device links, connected
+    from the producer to every consumer, and within each link's capacity.
+    """
+    dev = plan.device
+    bad: list[str] = []
+
+    def tile_ok(t, kind: str, what: str) -> bool:  # noqa: ANN001
+        try:
+            k = dev.tile_kind(tuple(t))
+        except TileLangError:
+            bad.append(f"{what} at {t}: off the array")
+            return False
+        if k != kind:
+            bad.append(f"{what} at {t}: a {k} tile, not a {kind} tile")
+            return False
+        return True
+
+    for core, t in plan.placement.items():
+        tile_ok(t, "compute", f"core {core}")
+    for link, t in plan.link_tiles.items():
+        tile_ok(t, "mem", f"link {link}")
+    used: dict[tuple, str] = {}
+    for name, f in plan.fifos.items():
+        for end, direction in [(f.producer, "mm2s"), *((c, "s2mm") for c in f.consumers)]:
+            kind, _, agent = end.agent.partition(":")
+            where = {"core": plan.placement, "link": plan.link_tiles}.get(kind, {}).get(agent)
+            if kind == "host":
+                if tile_ok(end.tile, "shim", f"fifo {name} host end") and not dev.is_noc_shim(tuple(end.tile)):
+                    bad.append(f"fifo {name} host end at {end.tile}: not a NoC shim")
+            elif where is not None and tuple(where) != tuple(end.tile):
+                bad.append(f"fifo {name}: {end.agent} end at {end.tile}, but the agent is at {where}")
+            if end.channel is None or f.shared_tile is not None:
+                continue
+            try:
+                n = dev.dma_channels(tuple(end.tile), direction)
+            except TileLangError:
+                continue  # reported above
+            if not 0 <= end.channel < n:
+                bad.append(f"fifo {name}: {direction} channel {end.channel} at {end.tile}; the tile has {n}")
+            key = (tuple(end.tile), direction, end.channel)
+            if used.get(key, name) != name:
+                bad.append(f"fifos {used[key]} and {name} share {direction} channel {end.channel} at {end.tile}")
+            used[key] = name
+    spans: dict[tuple, list] = {}
+    core_tiles = {tuple(t) for t in plan.placement.values()}
+    for name, b in plan.buffers.items():
+        t = tuple(b.tile)
+        try:
+            mem = dev.memory_bytes(t)
+            kind = dev.tile_kind(t)
+        except TileLangError:
+            bad.append(f"buffer {name} at {t}: off the array")
+            continue
+        low = CORE_STACK_BYTES if kind == "compute" and t in core_tiles else 0  # a core's stack sits at 0
+        if b.size <= 0 or b.offset < low or b.offset + b.size > mem:
+            bad.append(f"buffer {name} at {t}: bytes {b.offset}..{b.offset + b.size} outside {low}..{mem}")
+        spans.setdefault(t, []).append((b.offset, b.offset + b.size, name))
+    for t, s in spans.items():
+        s.sort()
+        end, last = -1, ""
+        for b0, b1, bn in s:
+            if b0 < end:
+                bad.append(f"buffers {last} and {bn} overlap at {t}")
+            if b1 > end:
+                end, last = b1, bn
+    links = set(dev.links())
+    load: dict[tuple, int] = {}
+    for name, r in plan.routes.items():
+        reach = {tuple(r.source)}
+        edges = [(tuple(a), tuple(b)) for a, b in r.links]
+        for e in edges:
+            if e not in links:
+                bad.append(f"route {name}: {e[0]} -> {e[1]} is not a link of {dev.name}")
+            load[e] = load.get(e, 0) + 1
+        grew = True
+        while grew:
+            grew = False
+            for a, b in edges:
+                if a in reach and b not in reach:
+                    reach.add(b)
+                    grew = True
+        missing = [d for d in r.dests if tuple(d) not in reach]
+        if missing:
+            bad.append(f"route {name}: {missing} not reached from {r.source}")
+    for e, n in load.items():
+        if e in links and n > dev.link_capacity(*e):
+            bad.append(f"link {e[0]} -> {e[1]}: {n} routes, capacity {dev.link_capacity(*e)}")
+    return bad
+
+
+def check_design(spec: Spec, seed: int) -> tuple[int, list[str]]:
+    """Simulate ``spec`` with two sets of fifo depths and a pinned placement, in both modes, against numpy.
+
+    Each variant's design and plan are printed and parsed back first. A variant the planner refuses
+    (a tilelang PlanError: a pinned tile or depth the device cannot carry) is skipped.
+
+    Returns:
+        (variants compared, what differed: one line per mode and variant whose output is not numpy's).
+    """
+    import simulator
+
+    rng = random.Random(seed)
+    a = inputs_for(spec, seed)
+    want = reference(spec, a)
+    tiles = compute_tiles(spec.device)
+    variants = [
+        ("depths", [rng.randint(1, 4) for _ in range(spec.fifos())], None),
+        ("other depths", [rng.randint(1, 4) for _ in range(spec.fifos())], None),
+        ("pinned", [rng.randint(1, 4) for _ in range(spec.fifos())], rng.sample(tiles, spec.cores())),
+    ]
+    checked, problems = 0, []
+    for what, depths, pins in variants:
+        design = tl.ir.parse(tl.ir.print(build(spec, depths, pins)))
+        try:
+            plan = tl.ir.parse(tl.ir.print(tl.plan(design, strategy="greedy")))
+        except tl.PlanError:
+            continue
+        for mode in ("timed", "functional"):
+            got = simulator.simulate(plan, A=a, mode=mode, trace=False).outputs["C"]
+            if not np.array_equal(got, want):
+                wrong = int(np.count_nonzero(got != want))
+                problems.append(f"{mode}, {what} (depths {depths}, pins {pins}): {wrong} of {want.size} differ: {spec}")
+        checked += 1
+    return checked, problems

@@ -12,59 +12,24 @@ from functools import cache
 
 import numpy as np
 import pytest
-from fuzz_support import (
-    bounded,
-    build,
-    compute_tiles,
-    inputs_for,
-    mutate,
-    reference,
-    specs,
-    through_pipeline,
-)
+from fuzz_support import bounded, check_design, mutate, specs, through_pipeline
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 from zoo_support import CASES, zoo
 
-import simulator
 import tilelang as tl
 
 #: Seconds one mutant may take through parse, plan, both simulations and both emissions (in a child).
 CASE_SECONDS = 60
 
 
-def _outputs(design, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
-    """C from timed and functional simulation of ``design``'s greedy plan, both printed and parsed back."""
-    design = tl.ir.parse(tl.ir.print(design))
-    plan = tl.ir.parse(tl.ir.print(tl.plan(design, strategy="greedy")))
-    timed = simulator.simulate(plan, A=a, trace=False).outputs["C"]
-    functional = simulator.simulate(plan, A=a, mode="functional").outputs["C"]
-    return timed, functional
-
-
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(specs(), st.integers(0, 2**32 - 1))
 def test_outputs_do_not_depend_on_mode_depth_or_placement(spec, seed):
-    rng = random.Random(seed)
-    a = inputs_for(spec, seed)
-    want = reference(spec, a)
-    tiles = compute_tiles(spec.device)
-    variants = [
-        ("depths", [rng.randint(1, 4) for _ in range(spec.fifos())], None),
-        ("other depths", [rng.randint(1, 4) for _ in range(spec.fifos())], None),
-        ("pinned", [rng.randint(1, 4) for _ in range(spec.fifos())], rng.sample(tiles, spec.cores())),
-    ]
-    checked = 0
-    for what, depths, pins in variants:
-        try:
-            timed, functional = _outputs(build(spec, depths, pins), a)
-        except tl.PlanError:
-            continue  # a pinned placement or a depth the device cannot carry: a tilelang error, nothing to compare
-        np.testing.assert_array_equal(functional, want, err_msg=f"functional, {what}: {spec}")
-        np.testing.assert_array_equal(timed, want, err_msg=f"timed, {what}: {spec}")
-        checked += 1
+    checked, problems = check_design(spec, seed)
+    assert not problems, "\n".join(problems)
     if not checked:
-        reject()
+        reject()  # every variant was a PlanError: nothing to compare
 
 
 def test_a_tensor_read_and_written_by_host_moves_is_rejected():

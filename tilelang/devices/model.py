@@ -27,7 +27,11 @@ from tilelang.devices.switch_rules import allows
 from tilelang.errors import DesignError
 from tilelang.ir.dtypes import DType
 
-__all__ = ["Coord", "Device"]
+__all__ = ["DMA_WORD_BYTES", "Coord", "Device"]
+
+#: Bytes one DMA address step moves: a BD's offset, length, sizes and strides count 32-bit words
+#: (AIE_FACTS.md "DMA address granularity 32 bits"; the same on AIE1, AIE-ML/AIE2 and AIE2P).
+DMA_WORD_BYTES = 4
 
 
 @dataclass(frozen=True, repr=False)
@@ -180,6 +184,16 @@ class Device:
         d = dma_direction(direction)
         spec = self._spec(tile)
         return spec.dma_s2mm if d == "s2mm" else spec.dma_mm2s
+
+    def dma_word_bytes(self, tile: Coord) -> int:
+        """Bytes one DMA address step of ``tile`` moves: every transfer's offset, contiguous run and
+        stride must be a whole number of them.
+
+        Raises:
+            DesignError: the tile is off the array.
+        """
+        self._spec(tile)
+        return DMA_WORD_BYTES
 
     def dma_dims(self, tile: Coord) -> int:
         """Dimensions of one BD access pattern, the shim's repeat not counted.

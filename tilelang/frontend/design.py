@@ -30,7 +30,7 @@ from tilelang.frontend.source import annotations_of, definition_location, locate
 from tilelang.ir.design import Design, Dma, Endpoint, EndpointKind, Fifo, Link, LinkKind, TensorDecl
 from tilelang.ir.pattern import AccessPattern, Tiles, contiguous
 from tilelang.ir.types import TensorType, TileType
-from tilelang.ir.verify import at, check_pattern, verify_design
+from tilelang.ir.verify import at, check_core_tile, check_pattern, verify_design
 
 
 def fifo(elem_type: TileType, depth: int = 2, name: str | None = None) -> FifoRef:
@@ -62,11 +62,7 @@ def core(fn: Callable | None = None, *, name: str | None = None, tile: tuple[int
                 located(f"core {f.__name__!r} is called with no arguments; parameters {required} need defaults", loc)
             )
         if tile is not None:
-            kind = d.device.tile_kind(tile) if _is_coord(tile) else None
-            if kind != "compute":
-                raise DesignError(
-                    located(f"core {name or f.__name__!r}: tile={tile!r} is not a compute tile of {d.device.name}", loc)
-                )
+            check_core_tile(name or f.__name__, tile, d.device, loc)
         b = CoreBuilder(d, d.fresh("core", name or f.__name__, loc), tile, loc)
         d.core = b
         try:
@@ -79,10 +75,6 @@ def core(fn: Callable | None = None, *, name: str | None = None, tile: tuple[int
         return b
 
     return wrap(fn) if fn is not None else wrap
-
-
-def _is_coord(t: object) -> bool:
-    return isinstance(t, tuple) and len(t) == 2 and all(isinstance(x, int) for x in t)
 
 
 def range(start: int, stop: int | None = None, step: int = 1) -> Iterator:  # noqa: A001

@@ -134,12 +134,74 @@ def check_pattern(
             f"element of {fifo.elem.numel} ({fifo.elem})"
         )
     device = design_device
+    _check_words(pattern, tensor, fifo, device, what)
     limit = shim_pattern_dims(device)
     rank = pattern.canonical().rank
     if rank > limit:
         raise DesignError(
             f"{what}: the pattern has {rank} dimensions after merging contiguous ones, the shim DMA of "
             f"{device.name} supports {limit}; split the move into several tl.dma calls"  # type: ignore[attr-defined]
+        )
+
+
+def _check_words(pattern: AccessPattern, tensor: TensorDecl, fifo: Fifo, device: object, what: str) -> None:
+    """A host move in whole DMA words: the fifo element, the pattern's start, contiguous runs and strides.
+
+    The shim DMA and the tile DMA at the fifo's other end address memory in words
+    (``Device.dma_word_bytes``), so a transfer of part of a word cannot be described
+    to them; the emitter would fail on it, so it is rejected here, before planning.
+    """
+    shim = next(t for t in device.tiles("shim") if device.is_noc_shim(t))  # type: ignore[attr-defined]
+    word = device.dma_word_bytes(shim)  # type: ignore[attr-defined]
+    nbytes = tensor.dtype.bytes
+    per_word = max(1, word // nbytes)
+    elem = fifo.elem.numel * nbytes
+    if elem % word:
+        raise DesignError(
+            f"{what}: fifo {fifo.name!r} holds {fifo.elem} = {elem} B per element, not a whole number of the DMA's "
+            f"{word}-byte words; DMAs move whole words, so make the element a multiple of {per_word} elements"
+        )
+    p = pattern.canonical()
+    if p.offset * nbytes % word:
+        raise DesignError(
+            f"{what}: the pattern starts at element {p.offset} of tensor {tensor.name!r} (byte {p.offset * nbytes}), "
+            f"not on a {word}-byte DMA word; start at a multiple of {per_word} elements"
+        )
+    inner_size, inner_stride = p.sizes[-1], p.strides[-1]
+    run = inner_size if inner_stride == 1 else 1
+    if run * nbytes % word:
+        raise DesignError(
+            f"{what}: the pattern moves runs of {run} contiguous {tensor.dtype} elements ({run * nbytes} B) of tensor "
+            f"{tensor.name!r}, not whole {word}-byte DMA words; make each run a multiple of {per_word} elements"
+        )
+    strides = p.strides[:-1] if inner_stride == 1 else p.strides
+    for st in strides:
+        if st * nbytes % word:
+            raise DesignError(
+                f"{what}: the pattern steps {st} elements ({st * nbytes} B) through tensor {tensor.name!r}, not a whole "
+                f"number of {word}-byte DMA words; use strides that are multiples of {per_word} elements"
+            )
+
+
+def check_core_tile(core: str, tile: object, device: object, loc: str | None = None) -> None:
+    """A core's pinned tile: a (col, row) pair on the array, of a compute tile.
+
+    Raises:
+        DesignError: naming the core, the tile and its kind (a shim or memory tile runs no core program).
+    """
+    what = f"core {core!r}{at(loc)}"
+    ok = isinstance(tile, tuple) and len(tile) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in tile)
+    if not ok:
+        raise DesignError(f"{what}: tile= must be a (col, row) pair of ints, got {tile!r}")
+    try:
+        kind = device.tile_kind(tile)  # type: ignore[attr-defined]
+    except DesignError as e:
+        raise DesignError(f"{what} is pinned off the array: {e}") from None
+    if kind != "compute":
+        rows = sorted({r for _, r in device.tiles("compute")})  # type: ignore[attr-defined]
+        raise DesignError(
+            f"{what} is pinned to {tile}, a {kind} tile of {device.name}, which runs no core program; "  # type: ignore[attr-defined]
+            f"pin it to a compute tile (rows {rows[0]}-{rows[-1]})"
         )
 
 
@@ -257,9 +319,7 @@ def _verify_cores(design: Design, fifos: dict[str, Fifo], kernels: dict[str, Any
     pins: dict[tuple[int, int], str] = {}
     for c in design.cores:
         if c.tile is not None:
-            kind = design.device.tile_kind(c.tile)
-            if kind != "compute":
-                raise DesignError(f"core {c.name!r}{at(c.loc)} is pinned to {c.tile}, a {kind} tile; pin it to a compute tile")
+            check_core_tile(c.name, c.tile, design.device, c.loc)
             if c.tile in pins:
                 raise DesignError(f"cores {pins[c.tile]!r} and {c.name!r} are both pinned to tile {c.tile}")
             pins[c.tile] = c.name

@@ -37,7 +37,7 @@ import numpy as np
 
 from tilelang.devices import Device
 from tilelang.devices.abi import STACK_BYTES
-from tilelang.errors import DesignError
+from tilelang.errors import DesignError, PlanError
 from tilelang.frontend.builder import FifoRef, TensorArg
 from tilelang.frontend.design import core, dma, fifo, join
 from tilelang.frontend.design import range as tl_range
@@ -81,8 +81,15 @@ def _sizes(M: int, K: int, N: int, in_dtype: DType, out_dtype: DType, dev: Devic
     if tiling == "auto":
         from tilelang.api import tile_contraction
 
-        choice = tile_contraction("mk,kn->mn", {"m": M, "k": K, "n": N}, (in_dtype, in_dtype, out_dtype), dev,
-                                  cores=(grid.rows, grid.cols))
+        try:
+            choice = tile_contraction("mk,kn->mn", {"m": M, "k": K, "n": N}, (in_dtype, in_dtype, out_dtype), dev,
+                                      cores=(grid.rows, grid.cols))
+        except PlanError as e:
+            # No tiling exists for these sizes on this grid: the request itself cannot work (docs/library.md).
+            raise DesignError(
+                f"matmul {M}x{K}x{N} on a {grid.rows}x{grid.cols} core grid: no tiling fits ({e}); choose sizes the "
+                f"grid divides into whole tiles, another cores=, or a tiling={{'m': .., 'k': .., 'n': ..}}"
+            ) from None
         return choice.tile["m"], choice.tile["k"], choice.tile["n"], choice.out_depth
     if not isinstance(tiling, dict) or set(tiling) != {"m", "k", "n"}:
         raise DesignError(f'matmul: tiling must be "auto" or a dict with keys m, k, n; got {tiling!r}')

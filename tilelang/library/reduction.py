@@ -80,7 +80,8 @@ def reduction(op: str, n: int, dtype: DType = i32, device: str | Device = "npu1"
         The traced design.
 
     Raises:
-        DesignError: an unknown op, a max with a different out_dtype, or sizes the grid does not divide.
+        DesignError: an unknown op, a max with a different out_dtype, a result narrower than a DMA
+            word (a max of i8, i16 or bf16: reduce i32 or f32 data), or sizes the grid does not divide.
     """
     check_args("reduction", {"n": n, "tile": tile, "depth": depth}, {"dtype": dtype, "out_dtype": out_dtype})
     if op not in OPS:
@@ -91,6 +92,7 @@ def reduction(op: str, n: int, dtype: DType = i32, device: str | Device = "npu1"
     if out.kind != dtype.kind:
         raise DesignError(f"reduction: out_dtype {out} and dtype {dtype} must both be integer or both float")
     dev = resolve_device(device)
+    _check_result_moves(op, dtype, out, dev)
     max_rows, max_cores = row_limits(dev, 1, 0)
     grid = choose_grid(dev, cores, "reduction", max_rows=max_rows, max_cores=max_cores)
     rounds = divide(n, grid.cores * tile, f"reduction: n must be a multiple of cores x tile ({grid.cores} x {tile}); n")
@@ -109,6 +111,25 @@ def reduction(op: str, n: int, dtype: DType = i32, device: str | Device = "npu1"
 
     tensors = {"A": Tensor[(n,), dtype], "C": Tensor[(1,), out]}
     return build_design(f"reduce_{op}_{n}", dev, tensors, body)
+
+
+def _check_result_moves(op: str, dtype: DType, out: DType, dev: Device) -> None:
+    """C is one element, moved to the host by a DMA, which moves whole words (``Device.dma_word_bytes``).
+
+    Raises:
+        DesignError: the result is narrower than a word, saying which dtype to use instead.
+    """
+    shim = next(t for t in dev.tiles("shim") if dev.is_noc_shim(t))
+    word = dev.dma_word_bytes(shim)
+    if out.bytes % word == 0:
+        return
+    wide = "tl.f32" if out.is_float else "tl.i32"
+    fix = (f"pass out_dtype={wide}" if op == "sum" else
+           f"a max keeps its input's dtype, so pass dtype={wide} and widen A")
+    raise DesignError(
+        f"reduction: the {op} result C is one {out} element ({out.bytes} B), but DMAs move whole {word}-byte words "
+        f"({dev.name}), so it cannot be written back to the host; {fix}"
+    )
 
 
 def _worker(name: str, x_in: FifoRef, mine: FifoRef, before: FifoRef | None, kernels: tuple, rounds: int) -> None:

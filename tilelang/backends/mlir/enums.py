@@ -12,6 +12,8 @@ that aie-opt. The shim-mux port mapping is hardware (aie-rt), cited below.
 
 from __future__ import annotations
 
+from tilelang.devices.model import DMA_WORD_BYTES as _DMA_WORD_BYTES
+
 #: The mlir-aie version the emitted IR follows (see docs/mlir_backend.md).
 MLIR_AIE_VERSION = "mlir-aie main, March 2026 (LLVM 22.1.8)"
 
@@ -68,8 +70,8 @@ SHIM_MUX_PORT: dict[tuple[str, int], int] = {
     ("s2mm", 1): 3,
 }
 
-#: Bytes a DMA moves per address step: [F] "DMA address granularity 32 bits".
-DMA_WORD_BYTES = 4
+#: Bytes a DMA moves per address step: the device model's rule ([F] "DMA address granularity 32 bits").
+DMA_WORD_BYTES = _DMA_WORD_BYTES
 
 
 def device_id(name: str) -> int:

@@ -1,0 +1,157 @@
+"""Fuzzing at length: counts by outcome over mutated IR text and generated designs.
+
+Run: ``.venv/bin/python benchmarks/fuzz_bench.py [--mutants 5000] [--designs 300] [--seed 0] [--timeout 60]``
+
+Mutants: the printed text of every zoo design (tests/mlir/zoo.py: the examples and more, at small
+sizes, on each device they support), and of its greedy plan for ``--plan-share`` of them, with 1-3
+random edits (integers set to 0, -1, 1, neighbours, doubles or huge values; names swapped or
+replaced; lines dropped or duplicated), then parsed, planned (greedy; a parsed plan as it is),
+simulated in both modes and emitted at both MLIR levels. Generated designs: random pipelines
+(tests/fuzz_support.py) planned with two sets of fifo depths and a pinned placement, each simulated
+in both modes and compared with numpy.
+
+Each case runs in a forked child killed after ``--timeout`` seconds, so a hang is counted, not
+waited on. Outcomes: ``ok``; a tilelang error by class; ``hang``; ``raw`` (any other exception,
+by type); ``mode-dependent`` (timed and functional outputs differ); ``accepted-invalid`` (a parsed
+plan that breaks a rule tests/fuzz_support.plan_violations checks from the device data);
+``mismatch`` (a generated design's outputs differ from numpy in some mode, depth or placement).
+The first few cases of every bad outcome are listed below the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fuzz_support import bounded, check_design, mutate, specs, through_pipeline  # noqa: E402
+from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from zoo_support import CASES, planned, zoo  # noqa: E402
+
+import tilelang as tl  # noqa: E402
+
+BAD = ("hang", "raw", "mode-dependent", "accepted-invalid", "mismatch")
+
+
+def sources(with_plans: bool) -> list[tuple[str, str]]:
+    """(label, printed text) of every zoo case, and of its greedy plan."""
+    out = []
+    for name, device in CASES:
+        out.append((f"{name}/{device}", tl.ir.print(zoo.ZOO[name][0](device=device))))
+        if with_plans:
+            out.append((f"{name}/{device} plan", tl.ir.print(planned(name, device))))
+    return out
+
+
+def classify(result: tuple) -> str:
+    kind = result[0]
+    if kind == "ok":
+        return result[1].split(":")[0]
+    if kind == "error":
+        return result[1]
+    if kind == "raw":
+        return f"raw {result[1]}"
+    return kind
+
+
+def run_mutants(n: int, seed: int, timeout: float, plan_share: float) -> tuple[Counter, dict]:
+    rng = random.Random(seed)
+    designs = sources(False)
+    plans = [s for s in sources(True) if s[0].endswith(" plan")]
+    counts: Counter = Counter()
+    examples: dict[str, list] = {}
+    for _ in range(n):
+        label, text = rng.choice(plans if rng.random() < plan_share else designs)
+        mutant = mutate(text, rng)
+        result = bounded(through_pipeline, (mutant,), timeout)
+        key = classify(result)
+        counts[key] += 1
+        if key.split(" ")[0] in BAD:
+            examples.setdefault(key, []).append((label, result, mutant))
+    return counts, examples
+
+
+def drawn_specs(n: int, seed: int) -> list[tuple]:
+    """``n`` generated specs with a seed each, drawn by hypothesis (deterministic for a given n)."""
+    out: list[tuple] = []
+
+    @settings(max_examples=n, database=None, derandomize=True, phases=[Phase.generate], deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(specs(), st.integers(0, 2**32 - 1))
+    def collect(spec, s):  # noqa: ANN001, ANN202
+        out.append((spec, (s + seed) % 2**32))
+
+    collect()
+    return out[:n]
+
+
+def run_designs(n: int, seed: int, timeout: float) -> tuple[Counter, dict]:
+    counts: Counter = Counter()
+    examples: dict[str, list] = {}
+    for spec, s in drawn_specs(n, seed):
+        result = bounded(check_design, (spec, s), timeout)
+        if result[0] == "ok":
+            checked, problems = result[1]
+            key = "mismatch" if problems else ("ok" if checked else "PlanError (every variant)")
+            if problems:
+                result = ("mismatch", problems[0])
+        else:
+            key = classify(result)
+        counts[key] += 1
+        if key.split(" ")[0] in BAD:
+            examples.setdefault(key, []).append((repr(spec), result, ""))
+    return counts, examples
+
+
+def table(title: str, counts: Counter, total: int, seconds: float) -> None:
+    print(f"\n{title}: {total} cases in {seconds:.0f} s")
+    print(f"  {'outcome':<34} {'count':>6} {'share':>7}")
+    for key, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        print(f"  {key:<34} {c:>6} {100 * c / max(total, 1):>6.1f}%")
+    bad = {k: sum(c for key, c in counts.items() if key.split(" ")[0] == k) for k in BAD}
+    print("  " + ", ".join(f"{k}: {v}" for k, v in bad.items()))
+
+
+def show(examples: dict, limit: int) -> None:
+    for key, cases in sorted(examples.items()):
+        print(f"\n-- {key}: {len(cases)} case(s); first {min(limit, len(cases))}")
+        for label, result, mutant in cases[:limit]:
+            detail = str(result[-1]).strip().splitlines()
+            print(f"   {label}: {detail[-1] if detail else ''}")
+            if mutant and "--text" in sys.argv:
+                print("      " + mutant.replace("\n", "\n      "))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mutants", type=int, default=5000)
+    ap.add_argument("--designs", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per case before it counts as a hang")
+    ap.add_argument("--plan-share", type=float, default=0.25, help="share of mutants made from printed plans")
+    ap.add_argument("--examples", type=int, default=5, help="cases listed per bad outcome")
+    ap.add_argument("--text", action="store_true", help="also print the mutated text of each listed case")
+    args = ap.parse_args()
+
+    print(f"fuzz_bench: {args.mutants} mutants, {args.designs} generated designs, seed {args.seed}, "
+          f"{args.timeout:g} s per case")
+    t0 = time.perf_counter()
+    m_counts, m_examples = run_mutants(args.mutants, args.seed, args.timeout, args.plan_share)
+    table("mutated IR text (zoo designs and plans)", m_counts, args.mutants, time.perf_counter() - t0)
+    t1 = time.perf_counter()
+    d_counts, d_examples = run_designs(args.designs, args.seed, args.timeout)
+    table("generated designs (3 variants each vs numpy)", d_counts, args.designs, time.perf_counter() - t1)
+    show({**m_examples, **{f"design {k}": v for k, v in d_examples.items()}}, args.examples)
+    bad = sum(c for k, c in (m_counts + d_counts).items() if k.split(" ")[0] in BAD)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
