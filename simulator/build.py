@@ -59,7 +59,8 @@ class World:
         self.link_readers: dict[tuple[str, str], RingSource] = {}
         self.link_writers: dict[tuple[str, str], WriterSide] = {}
         self.link_busy: dict[str, Busy] = {ln.name: Busy() for ln in self.design.links}
-        self.link_tracks: dict[str, int] = {}
+        self.link_labels: dict[str, str] = {}
+        self.link_tracks: dict[tuple[str, str], int] = {}
         self.channels: dict[tuple[Coord, str, int], Channel] = {}
         self.channel_tracks: dict[str, int] = {}
         self.flows: list[Flow] = []
@@ -105,8 +106,7 @@ class World:
     def _link(self, ln: Link) -> None:
         agent = f"link:{ln.name}"
         tile = self.plan.link_tiles[ln.name]
-        if self.trace is not None:
-            self.link_tracks[ln.name] = self.trace.track("memtile links", f"{ln.kind.value} {ln.name} {tile}")
+        self.link_labels[ln.name] = f"{ln.kind.value} {ln.name} ({tile[0]},{tile[1]})"
         if ln.kind is LinkKind.JOIN:
             whole = self.fifo_decl[ln.dsts[0]]
             ring = self._ring(whole, agent, tile)
@@ -185,11 +185,22 @@ class World:
             rate = min(rate, self.device.shim_bandwidth_bytes_per_cycle())
         links = sorted({e.agent[5:] for e in ends if e.agent.startswith("link:")})
         tracks = [self.channel_tracks[c.name] for c in channels] if self.trace is not None else []
-        tracks += [self.link_tracks[ln] for ln in links if ln in self.link_tracks]
+        tracks += [self._link_track(ln, f.name, fp.producer.agent == f"link:{ln}") for ln in links
+                   if self.trace is not None]
         flow = Flow(f.name, source, sinks, f.elem.nbytes, channels, route, rate,
                     self.ddr if shim else None, fp.producer.agent == "host",
                     [self.link_busy[ln] for ln in links], tracks, self.contention)
         self.flows.append(flow)
+
+    def _link_track(self, link: str, fifo: str, out: bool) -> int:
+        """The trace track of one fifo's transfers into or out of a memtile link: one per
+        (link, fifo), so the spans of one track never overlap (a link's sides, and the
+        parts of a join or split, move at once)."""
+        key = (link, fifo)
+        if key not in self.link_tracks:
+            side = "out" if out else "in"
+            self.link_tracks[key] = self.trace.track("memtile links", f"{self.link_labels[link]}: {fifo} {side}")  # type: ignore[union-attr]
+        return self.link_tracks[key]
 
     # -- cores and host ----------------------------------------------------------------
 

@@ -84,6 +84,10 @@ class Trace:
     def __len__(self) -> int:
         return len(self._start) + sum(len(b[2]) for b in self._blocks)
 
+    def tracks(self) -> list[tuple[str, str]]:
+        """(group, name) of every track, in the order they were registered."""
+        return list(self._tracks)
+
     def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(track, name id, start, duration) of every span, by track then start."""
         tr = [np.frombuffer(self._track, np.int32).astype(np.int64)]

@@ -135,10 +135,9 @@ def _start(world: World, dispatch: bool) -> tuple[list[Process], dict[str, int]]
         fp = Process(engine, f"dma:{flow.fifo}", "dma", lambda proc, f=flow: f.run(proc, engine, world.timed, world.data))
         fp.obj = flow
         procs.append(fp)
-    if world.trace is not None:
-        world.host_track = world.trace.track("host", "runtime sequence")
-        if offset:
-            world.trace.add(world.host_track, "dispatch", 0, offset)
+    if world.trace is not None and offset:
+        world.host_track = world.trace.track("host", "dispatch")
+        world.trace.add(world.host_track, "dispatch", 0, offset)
     engine.schedule(offset, world.host.start)
     if end["left"] == 0:
         engine.schedule(offset, engine.stop)
@@ -194,10 +193,7 @@ def _stats(world: World, cycles: int) -> Stats:
     }
     moves = {m.dma.name: _move(m) for m in world.host.moves}
     if world.trace is not None:
-        for m in world.host.moves:
-            if m.issued_at is not None and m.completed_at is not None:
-                world.trace.add(world.host_track, f"{m.dma.name} {_move_label(m)}", m.issued_at,
-                                m.completed_at - m.issued_at)
+        _trace_moves(world.trace, world.host.moves)
     return Stats(
         cycles=cycles,
         cores=cores,
@@ -210,6 +206,19 @@ def _stats(world: World, cycles: int) -> Stats:
         ddr_bytes_written=world.ddr.bytes_written,
         events=world.engine.events,
     )
+
+
+def _trace_moves(trace: Trace, moves: list[HostMove]) -> None:
+    """One track per fifo a move starts on: moves sharing a fifo run one after another
+    (host.py), so the spans of one track never overlap."""
+    tracks: dict[str, int] = {}
+    for m in moves:
+        if m.issued_at is None or m.completed_at is None:
+            continue
+        fifo = m.dma.fifos[0]
+        if fifo not in tracks:
+            tracks[fifo] = trace.track("host", f"moves on {fifo}")
+        trace.add(tracks[fifo], f"{m.dma.name} {_move_label(m)}", m.issued_at, m.completed_at - m.issued_at)
 
 
 def _move_label(m: HostMove) -> str:

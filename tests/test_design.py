@@ -281,7 +281,7 @@ def test_two_producers():
 
 
 def test_core_pinned_to_a_shim_tile():
-    with pytest.raises(tl.DesignError, match=r"tile=\(0, 0\) is not a compute tile of npu1"):
+    with pytest.raises(tl.DesignError, match=r"core 'w' .*is pinned to \(0, 0\), a shim tile of npu1"):
 
         @tl.design(device="npu1")
         def d(A: tl.Tensor[(1024,), tl.i32]):

@@ -372,7 +372,7 @@ def test_trace_spans_of_a_pipeline(tmp_path):
     events = doc["traceEvents"]
     assert {e["ph"] for e in events} == {"M", "X"}
     names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
-    assert {"worker (0, 2)", "shim (0,0) mm2s 0", "compute (0,2) s2mm 0", "runtime sequence"} <= names
+    assert {"worker (0, 2)", "shim (0,0) mm2s 0", "compute (0,2) s2mm 0", "moves on a_in", "moves on c_out"} <= names
     x = [e for e in events if e["ph"] == "X"]
     assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in x)
 
