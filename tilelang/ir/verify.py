@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from tilelang.devices.dma_rules import zero_stride_problem
 from tilelang.errors import DesignError
 from tilelang.ir.design import (
     Acquire,
@@ -34,6 +35,7 @@ from tilelang.ir.dtypes import DType
 from tilelang.ir.kernel import AnyKernel
 from tilelang.ir.pattern import AccessPattern
 from tilelang.ir.types import TileType
+from tilelang.ir.verify_sizes import verify_sizes
 
 HOST = "host"
 
@@ -136,12 +138,36 @@ def check_pattern(
     device = design_device
     _check_words(pattern, tensor, fifo, device, what)
     limit = shim_pattern_dims(device)
-    rank = pattern.canonical().rank
+    _check_zero_strides(pattern, what)
+    rank = len(_with_repeat(pattern)[0])
     if rank > limit:
         raise DesignError(
-            f"{what}: the pattern has {rank} dimensions after merging contiguous ones, the shim DMA of "
+            f"{what}: the pattern has {rank} dimensions after merging contiguous ones (a repeat counts as one), the shim DMA of "
             f"{device.name} supports {limit}; split the move into several tl.dma calls"  # type: ignore[attr-defined]
         )
+
+
+def _with_repeat(pattern: AccessPattern) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(sizes, strides) of the canonical pattern with its repeat as an outer stride-0 dimension (a BD's view)."""
+    p = pattern.canonical()
+    sizes, strides = p.sizes, p.strides
+    if pattern.repeat_count > 1:
+        if strides[0] == 0 and sizes[0] > 1:
+            sizes = (sizes[0] * pattern.repeat_count, *sizes[1:])
+        else:
+            sizes, strides = (pattern.repeat_count, *sizes), (0, *strides)
+    return sizes, strides
+
+
+def _check_zero_strides(pattern: AccessPattern, what: str) -> None:
+    """A pattern repeats (stride 0) only in its outermost dimension (``devices.dma_rules``).
+
+    Raises:
+        DesignError: naming the move, the dimension and what to write instead.
+    """
+    problem = zero_stride_problem(*_with_repeat(pattern))
+    if problem:
+        raise DesignError(f"{what}: pattern {pattern}: {problem}")
 
 
 def _check_words(pattern: AccessPattern, tensor: TensorDecl, fifo: Fifo, device: object, what: str) -> None:
@@ -259,7 +285,8 @@ def check_sync(core: Core, fifos: dict[str, Fifo]) -> None:
     ``acquire(n)`` makes n elements held (acquiring only the difference, as
     IRON does), so it never holds more than ``n``; it fails when n exceeds
     the fifo's depth. A release gives back held elements; a call may use
-    held elements only. Loops are walked twice to reach their steady state.
+    held elements only. Loops are walked until a trip leaves the held counts
+    unchanged (their steady state), every trip if it never does.
     """
     held: dict[str, int] = defaultdict(int)
 
@@ -287,8 +314,14 @@ def check_sync(core: Core, fifos: dict[str, Fifo]) -> None:
                             f"{a.fifo!r} while holding {held[a.fifo]}; acquire it first"
                         )
             elif isinstance(s, Loop):
-                for _ in range(min(s.trip_count, 2)):
+                # Each trip maps the held counts through the same monotone, bounded function, so the
+                # counts settle (then every later trip repeats) or fail within a fifo's depth + 1 trips:
+                # the walk is bounded by the depths, however many trips the loop declares.
+                for _ in range(s.trip_count):
+                    before = dict(held)
                     run(s.body)
+                    if all(held[f] == before.get(f, 0) for f in held):
+                        break
 
     run(core.body)
 
@@ -302,6 +335,7 @@ def verify_design(design: Design) -> None:
     Raises:
         DesignError: naming the entity, what is wrong and what to do.
     """
+    verify_sizes(design)  # first: the checks below may walk loops and patterns
     fifos = {f.name: f for f in design.fifos}
     kernels = {k.name: k for k in design.kernels}
     tensors = design.tensors
@@ -386,6 +420,7 @@ def _verify_link(design: Design, ln: Link, fifos: dict[str, Fifo]) -> None:
             if p.numel != a.elem.numel or p.extent()[1] >= a.elem.numel:
                 raise DesignError(f"{what}: the pattern must walk exactly the {a.elem.numel} elements of one buffer")
             mem = design.device.tiles("mem")[0]
+            _check_zero_strides(p, what)
             if p.canonical().rank > design.device.dma_dims(mem):
                 raise DesignError(f"{what}: the pattern has more dimensions than a memtile DMA supports")
         return

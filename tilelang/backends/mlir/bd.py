@@ -57,7 +57,10 @@ def walk_of(pattern: AccessPattern, with_repeat: bool = True) -> Walk:
     if dims and dims[-1][1] != 1:
         dims.append((1, 1))
     if with_repeat and pattern.repeat_count > 1:
-        dims.insert(0, (pattern.repeat_count, 0))
+        if dims[0][1] == 0:  # already a repeat: one outer stride-0 dimension, the only kind a BD has
+            dims[0] = (dims[0][0] * pattern.repeat_count, 0)
+        else:
+            dims.insert(0, (pattern.repeat_count, 0))
     return Walk(p.offset, tuple(dims))
 
 
@@ -195,18 +198,19 @@ def _split_options(dims: list[tuple[int, int]], k: int, elem_bytes: int, bits: d
     size, _ = dims[k]
     innermost = k == len(dims) - 1
     wrap_max = (1 << bits["wrap"]) - 1
+    # Only an inner part the wrap field holds is any use, so candidates are tried up to that bound
+    # (work bounded by the field's width, not by the size: a repeat of 2**63 is cheap to refuse).
+    largest = wrap_max * DMA_WORD_BYTES // elem_bytes if innermost else wrap_max
     out = []
-    for b in _divisors(size):
-        if b == 1 or b == size:
+    for b in range(min(largest, size - 1), 1, -1):
+        if size % b:
             continue
         if innermost:
             nbytes = b * elem_bytes
             if nbytes % 4 or nbytes // 4 > wrap_max:  # the inner run is counted in 32-bit words
                 continue
-        elif b > wrap_max:
-            continue
         out.append((size // b, b))
-    return sorted(out, key=lambda ab: -ab[1])
+    return out
 
 
 def _apply(dims: list[tuple[int, int]], splits: dict[int, tuple[int, int]]) -> tuple[tuple[int, int], ...]:
@@ -218,15 +222,3 @@ def _apply(dims: list[tuple[int, int]], splits: dict[int, tuple[int, int]]) -> t
         else:
             out.append((size, stride))
     return tuple(out)
-
-
-def _divisors(n: int) -> list[int]:
-    small, large = [], []
-    d = 1
-    while d * d <= n:
-        if n % d == 0:
-            small.append(d)
-            if d * d != n:
-                large.append(n // d)
-        d += 1
-    return small + large[::-1]

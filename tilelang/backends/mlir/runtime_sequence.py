@@ -107,10 +107,19 @@ def host_moves(plan: Plan, per_channel: bool = False) -> list[HostMove]:
 
 
 def static_fields(walk: Walk) -> tuple[list[int], list[int], list[int]]:
-    """4-entry offsets, sizes and strides (outermost first) of a walk."""
+    """4-entry offsets, sizes and strides (outermost first) of a walk.
+
+    A repeat (an outermost stride-0 dimension) goes to the first entry, the iteration
+    dimension, the only one where mlir-aie accepts stride 0 (``devices.dma_rules``); unit
+    dimensions pad the entries between.
+    """
     dims = list(walk.dims)
-    while len(dims) < 4:
+    while len(dims) > 1 and dims[0][0] == 1:
+        dims.pop(0)
+    repeat = [dims.pop(0)] if len(dims) > 1 and dims[0][1] == 0 else []
+    while len(dims) + len(repeat) < 4:
         dims.insert(0, (1, 0))
+    dims = repeat + dims
     sizes = [s for s, _ in dims]
     strides = [t for _, t in dims]
     return [0, 0, 0, walk.offset], sizes, strides
