@@ -188,7 +188,9 @@ class Loop:
 
     @property
     def trip_count(self) -> int:
-        return len(range(self.start, self.stop, self.step))
+        # arithmetic, not len(range(...)): that overflows a C ssize_t for bounds past 2**63
+        span, step = (self.stop - self.start, self.step) if self.step > 0 else (self.start - self.stop, -self.step)
+        return max(0, -(-span // step))
 
 
 Stmt = Acquire | Release | Call | Loop

@@ -174,7 +174,7 @@ def check_link_channels(design: Design) -> None:
         worst = _fullest_pool(dev, tile, ends, depth, depth)
         if worst <= pool:
             continue
-        fit = next((d for d in range(depth - 1, 0, -1) if _fullest_pool(dev, tile, ends, depth, d) <= pool), 0)
+        fit = _deepest_fit(dev, tile, ends, depth, pool)
         advice = f"give {whole!r} depth {fit} or less" if fit else f"split into fewer than {parts} parts"
         raise PlanError(
             f"link {ln.name!r} needs {sum(e.bds for e in ends)} buffer descriptors on its memtile: the channel of its "
@@ -183,6 +183,22 @@ def check_link_channels(design: Design) -> None:
             f"{pool}-{2 * pool - 1}) and no choice of channels fits them (the fullest pool would need {worst}): "
             f"{advice}"
         )
+
+
+def _deepest_fit(dev: Device, tile: Coord, ends: list[_LinkEnd], depth: int, pool: int) -> int:
+    """The largest depth below ``depth`` whose fullest pool fits ``pool`` (0: none), by bisection.
+
+    Every end's BDs grow with the depth and a channel choice that fits a depth fits any smaller
+    one, so fitting is monotone in the depth: log2(depth) tries, not one per depth.
+    """
+    lo, hi = 0, depth - 1  # depth lo fits (0 trivially), the answer is in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _fullest_pool(dev, tile, ends, depth, mid) <= pool:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _fullest_pool(dev: Device, tile: Coord, ends: list[_LinkEnd], depth: int, new_depth: int) -> int:
