@@ -47,6 +47,7 @@ class Spec:
     outputs: str  # "tiles", "transpose", "halves"
     stages: tuple[Stage, ...] = field(default_factory=tuple)
     lanes: int = 1  # 2: even and odd fifo elements take separate fifos, host moves and cores
+    copies: int = 1  # 2: a host move broadcasts A to two copies of the pipeline, each writing its half of C
 
     @property
     def n(self) -> int:
@@ -69,12 +70,13 @@ class Spec:
         """Fifos the design declares (one depth each)."""
         k = 1
         for s in self.stages:
-            k += {"core": 1, "forward": 1, "split": 1 + 2 * len(s.fns), "bcast_add": 3, "bcast_join": 3}[s.kind]
-        return k * self.lanes
+            k += {"core": 1, "forward": 1, "transpose": 1, "split": 1 + 2 * len(s.fns), "bcast_add": 3,
+                  "bcast_join": 3}[s.kind]
+        return k * self.lanes * self.copies
 
     def cores(self) -> int:
-        return self.lanes * sum({"core": 1, "forward": 0, "split": len(s.fns), "bcast_add": 3, "bcast_join": 2}[s.kind]
-                                for s in self.stages)
+        per = {"core": 1, "forward": 0, "transpose": 0, "bcast_add": 3, "bcast_join": 2}
+        return self.lanes * self.copies * sum(per.get(s.kind, len(s.fns)) for s in self.stages)
 
 
 _FN = st.tuples(st.integers(-3, 3), st.integers(-20, 20))
@@ -82,7 +84,7 @@ _FN = st.tuples(st.integers(-3, 3), st.integers(-20, 20))
 
 @st.composite
 def stages(draw: st.DrawFn, elem: int) -> Stage:
-    kind = draw(st.sampled_from(["core", "core", "forward", "split", "bcast_add", "bcast_join"]))
+    kind = draw(st.sampled_from(["core", "core", "forward", "transpose", "split", "bcast_add", "bcast_join"]))
     if kind == "core":
         return Stage(kind, (draw(_FN),))
     if kind == "split":
@@ -103,15 +105,24 @@ def specs(draw: st.DrawFn, devices: tuple[str, ...] = ("npu1", "npu2")) -> Spec:
     count = tiles * (2 if inputs == "repeat" else 1)
     outputs = draw(st.sampled_from(["tiles", "transpose", "halves"] if count % 2 == 0 else ["tiles", "transpose"]))
     lanes = 2 if tiles % 2 == 0 and inputs != "halves" and outputs != "halves" and draw(st.booleans()) else 1
+    copies = draw(st.sampled_from([1, 1, 2])) if lanes == 1 else 1
     drawn: list[Stage] = []
     for _ in range(draw(st.integers(1, 3))):
         s = draw(stages(elem))
-        if sum(x.kind == "bcast_join" for x in (*drawn, s)) > 1 or Spec("", 0, 0, "", "", (*drawn, s), lanes).cores() > 8:
+        trial = Spec("", 0, 0, "", "", (*drawn, s), lanes, copies)
+        if sum(x.kind == "bcast_join" for x in (*drawn, s)) > 1 or trial.cores() > 8:
             continue
         drawn.append(s)
     if not drawn:
         drawn.append(Stage("core", ((1, 1),)))
-    return Spec(draw(st.sampled_from(devices)), elem, tiles, inputs, outputs, tuple(drawn), lanes)
+    return Spec(draw(st.sampled_from(devices)), elem, tiles, inputs, outputs, tuple(drawn), lanes, copies)
+
+
+def relayout(w: int):  # noqa: ANN201 - an AccessPattern
+    """The pattern a "transpose" stage's memtile forward reads an element with: (r, c) row-major to (c, r)."""
+    r = 1 << ((w.bit_length() - 1) // 2)  # w is a power of two: r = c or r = c / 2
+    c = w // r
+    return tl.pattern(0, (c, r), (1, c))
 
 
 def compute_tiles(device: str) -> list[tuple[int, int]]:
@@ -134,8 +145,16 @@ def _in_patterns(spec: Spec, lane: int | None = None) -> list:
     return [tl.pattern(0, (n,), (1,))]
 
 
-def _out_patterns(spec: Spec, lane: int | None = None) -> list:
-    """The host moves out of the last fifo (of one lane: rows ``lane::2`` of the output)."""
+def _out_patterns(spec: Spec, lane: int | None = None, copy: int = 0) -> list:
+    """The host moves out of the last fifo (of one lane: rows ``lane::2`` of the output; of copy ``copy``:
+    into its part of C)."""
+    from dataclasses import replace
+
+    shift = copy * spec.count * spec.width()
+    return [replace(p, offset=p.offset + shift) for p in _out_patterns_of_one(spec, lane)]
+
+
+def _out_patterns_of_one(spec: Spec, lane: int | None) -> list:
     k, w = spec.count, spec.width()
     if lane is not None and spec.lanes == 2:
         return [tl.pattern(lane, (k // 2, w), (2, k)) if spec.outputs == "transpose"
@@ -166,11 +185,13 @@ def reference(spec: Spec, a: np.ndarray) -> np.ndarray:
             x = f(x, s.fns[0]) + f(x, s.fns[1])
         elif s.kind == "bcast_join":
             x = np.concatenate([f(x, s.fns[0]), f(x, s.fns[1])], axis=1)
+        elif s.kind == "transpose":
+            x = x[:, relayout(x.shape[1]).indices()]
         x = ((x + 2**31) % 2**32 - 2**31).astype(np.int64)  # i32 wraps
     c = np.zeros(spec.count * spec.width(), dtype=np.int64)
     out_idx = np.concatenate([p.indices() for p in _out_patterns(spec)])
     c[out_idx] = x.reshape(-1)
-    return c.astype(np.int32)
+    return np.tile(c, spec.copies).astype(np.int32)
 
 
 def build(spec: Spec, depths: list[int], pins: list[tuple[int, int]] | None = None):  # noqa: ANN201 - a Design
@@ -195,7 +216,7 @@ def build(spec: Spec, depths: list[int], pins: list[tuple[int, int]] | None = No
         return kernels[w]
 
     @tl.design(device=spec.device)
-    def fuzz(A: tl.Tensor[(spec.n,), tl.i32], C: tl.Tensor[(spec.count * spec.width(),), tl.i32]):
+    def fuzz(A: tl.Tensor[(spec.n,), tl.i32], C: tl.Tensor[(spec.copies * spec.count * spec.width(),), tl.i32]):
         names = iter(range(1000))
 
         def fifo(w: int):  # noqa: ANN202
@@ -227,11 +248,8 @@ def build(spec: Spec, depths: list[int], pins: list[tuple[int, int]] | None = No
                     y.release()
                     dst.release()
 
-        def pipeline(lane: int) -> None:
+        def pipeline(lane: int, cur, copy: int = 0) -> None:  # noqa: ANN001
             w = w0
-            cur = fifo(w)
-            for p in _in_patterns(spec, lane):
-                tl.dma(A, cur, pattern=p)
             for s in spec.stages:
                 if s.kind == "core":
                     nxt = fifo(w)
@@ -239,6 +257,9 @@ def build(spec: Spec, depths: list[int], pins: list[tuple[int, int]] | None = No
                 elif s.kind == "forward":
                     nxt = fifo(w)
                     tl.dma(cur, nxt)
+                elif s.kind == "transpose":
+                    nxt = fifo(w)
+                    tl.dma(cur, nxt, pattern=relayout(w))
                 elif s.kind == "split":
                     part = w // len(s.fns)
                     ins = [fifo(part) for _ in s.fns]
@@ -261,11 +282,15 @@ def build(spec: Spec, depths: list[int], pins: list[tuple[int, int]] | None = No
                     tl.join([y1, y2], nxt, offsets=[0, w])
                     w *= 2
                 cur = nxt
-            for p in _out_patterns(spec, lane):
+            for p in _out_patterns(spec, lane, copy):
                 tl.dma(cur, C, pattern=p)
 
         for lane in range(spec.lanes):
-            pipeline(lane)
+            firsts = [fifo(w0) for _ in range(spec.copies)]
+            for p in _in_patterns(spec, lane):
+                tl.dma(A, firsts if spec.copies > 1 else firsts[0], pattern=p)
+            for copy, first in enumerate(firsts):
+                pipeline(lane, first, copy)
 
     return fuzz
 
