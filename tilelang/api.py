@@ -79,7 +79,7 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
     return _simulate(plan, mode=mode, dispatch_overhead=dispatch_overhead, trace=trace, **arrays)
 
 
-def emit_mlir(plan: Plan, as_module: bool = False, level: str = "objectfifo"):  # noqa: ANN201 - str or mlir Module
+def emit_mlir(plan: Plan, as_module: bool = False, level: str = "objectfifo", pretty: bool = False):  # noqa: ANN201
     """The plan as a verified mlir-aie module (API.md "MLIR").
 
     Args:
@@ -87,10 +87,28 @@ def emit_mlir(plan: Plan, as_module: bool = False, level: str = "objectfifo"):  
         as_module: return an ``mlir.ir.Module`` instead of text.
         level: "objectfifo" (fifos lowered by mlir-aie) or "physical" (buffers,
             locks, BD chains and routes as planned).
+        pretty: return mlir-aie's custom assembly (printed by mlir-aie's own
+            aie-opt, the form IRON users read) instead of the generic form.
+
+    Returns:
+        The module text (generic form, or custom with ``pretty``), or an ``mlir.ir.Module``.
+
+    Raises:
+        PlanError: the plan does not fit the hardware's BD, lock or switch rules.
+        VendorFlowError: ``pretty`` without mlir-aie's aie-opt (the message says where it is looked for).
     """
     from tilelang.backends.mlir import emit_mlir as _emit
 
-    return _emit(plan, as_module=as_module, level=level)
+    if pretty and as_module:
+        from tilelang.errors import TileLangError
+
+        raise TileLangError("emit_mlir: pretty=True gives text; it cannot be combined with as_module=True")
+    text = _emit(plan, as_module=as_module, level=level)
+    if pretty:
+        from tilelang.backends.mlir.vendor import pretty as _pretty
+
+        return _pretty(text)
+    return text
 
 
 def run_design(design: Design, arrays: tuple, named: dict) -> object:

@@ -1,4 +1,4 @@
-"""The ``tilelang`` command: devices, print, plan, simulate, emit, report, explore.
+"""The ``tilelang`` command: devices, print, plan, simulate, emit, compile, report, explore.
 
 Each command takes a design as ``file.py:name`` (or a printed ``.tl`` IR
 file, or a plan saved by ``tilelang plan -o plan.json``). Files to read and
@@ -14,6 +14,7 @@ import os
 import sys
 
 from tilelang.cli import commands
+from tilelang.cli import compile as compile_cli
 from tilelang.cli import explore as explore_cli
 from tilelang.errors import TileLangError
 
@@ -44,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     _design_args(e)
     e.add_argument("--level", choices=["objectfifo", "physical"], default="objectfifo")
     e.add_argument("-o", "--output", help="write the module to this file instead of standard output")
+    e.add_argument("--pretty", action="store_true",
+                   help="print mlir-aie's custom assembly (aie-opt's own printer; needs mlir-aie's aie-opt)")
+    compile_cli.add_parser(sub)
 
     r = sub.add_parser("report", help="plan and simulate, then draw the array, timeline and utilisation")
     _design_args(r)
@@ -64,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        code = explore_cli.run(args) if args.command == "explore" else commands.run(args)
+        runners = {"explore": explore_cli.run, "compile": compile_cli.run}
+        code = runners.get(args.command, commands.run)(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
     except BrokenPipeError:

@@ -179,7 +179,7 @@ def cmd_emit(args: argparse.Namespace) -> int:
     check_writable(args.output, "-o")
     plan = _planned(args, load_target(args.design))
     design = plan.design
-    text = tl.emit_mlir(plan, level=args.level)
+    text = tl.emit_mlir(plan, level=args.level, pretty=getattr(args, "pretty", False))
     if args.output:
         with open(args.output, "w") as f:
             f.write(text)
