@@ -3,16 +3,17 @@
 A plan block follows the design it plans and names it. Every reference is
 checked against that design (cores, links and fifos exist; each fifo's ends
 are the agents the design gives it, in order; buffers belong to a fifo and an
-index below its depth) and every tile against the device's array, so a parsed
-plan is one the simulator and the MLIR emitter can read. Whether the plan's
-decisions are *legal* (capacities, channels, routes) is theirs and the
-planner's to say, as for a plan from JSON.
+index below its depth) and every tile against the device's array; then the
+plan verifier (``plan_verify.py``) checks that its decisions are legal on the
+device (placement, channels, memory, routes), as for a plan from JSON, and a
+violation is a ParseError at the plan's name.
 """
 
 from __future__ import annotations
 
 from lark import Token, Tree
 
+from tilelang.errors import PlanError
 from tilelang.ir.design import Design
 from tilelang.ir.parser import (
     ParseContext,
@@ -27,6 +28,7 @@ from tilelang.ir.parser import (
     subtrees,
 )
 from tilelang.ir.plan import BufferPlacement, FifoEnd, FifoPlan, Plan, Route, SolveInfo
+from tilelang.ir.plan_verify import verify_plan
 from tilelang.ir.verify import HOST, fifo_ends
 
 Coord = tuple[int, int]
@@ -171,7 +173,12 @@ def _build_plan(node: Tree, ctx: ParseContext) -> Plan:
         _unique(into, key, item, _WHAT[item.data].format(key))
         into[key] = value
     _complete(sym, scope, cores, links, fifos)
-    return Plan(design, cores, links, fifos, buffers, routes, solves)
+    plan = Plan(design, cores, links, fifos, buffers, routes, solves)
+    try:
+        verify_plan(plan)
+    except PlanError as e:
+        raise error(sym, f"plan {sym}: {e}") from None
+    return plan
 
 
 def _complete(sym: Token, scope: _PlanScope, cores: dict, links: dict, fifos: dict) -> None:

@@ -245,6 +245,7 @@ class Plan:
 
         Raises:
             ParseError: text that is not JSON, or JSON that is not a plan, naming what is missing.
+            PlanError: a plan whose decisions are not legal on its device (``plan_verify.py``).
         """
         from tilelang.ir import parse
 
@@ -269,7 +270,7 @@ class Plan:
         def route(r: dict) -> Route:
             return Route(tile(r["source"]), tuple(tile(d) for d in r["dests"]), tuple((tile(a), tile(b)) for a, b in r["links"]))
 
-        return Plan(
+        plan = Plan(
             design=design,  # type: ignore[arg-type]
             placement=_section(doc, "placement", lambda k, v: tile(v)),
             link_tiles=_section(doc, "link_tiles", lambda k, v: tile(v)),
@@ -278,6 +279,10 @@ class Plan:
             routes=_section(doc, "routes", lambda k, r: route(r)),
             solves=_section(doc, "solves", lambda k, v: SolveInfo(**v)),
         )
+        from tilelang.ir.plan_verify import verify_plan
+
+        verify_plan(plan)
+        return plan
 
 
 #: The keys of a plan's JSON document (what :meth:`Plan.to_json` writes).

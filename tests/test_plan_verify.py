@@ -1,0 +1,149 @@
+"""The plan verifier (tilelang/ir/plan_verify.py): edited plans are refused, naming what is wrong.
+
+A real plan's text or JSON is changed in one place (two buffers overlapped, a
+buffer pushed past its memory, a core moved to a shim or a memtile, a route
+cut, a channel out of range) and must no longer parse; every planner plan of
+the MLIR zoo and of the examples still passes and parses back.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import fields, replace
+from pathlib import Path
+
+import pytest
+from zoo_support import CASES, planned
+
+import tilelang as tl
+from tilelang.devices import Device
+from tilelang.errors import ParseError, PlanError
+from tilelang.ir.plan import Plan
+from tilelang.ir.plan_verify import verify_plan
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+import designs  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def vmul_plan() -> Plan:
+    return tl.plan(designs.vector_scalar_mul(), strategy="greedy")
+
+
+def _buffer_line(text: str, name: str) -> str:
+    return next(ln for ln in text.splitlines() if ln.startswith(f"  buffer @{name} "))
+
+
+def _set_buffer(text: str, name: str, offset: int, bank: int) -> str:
+    line = _buffer_line(text, name)
+    new = re.sub(r"bank = \d+, offset = \d+", f"bank = {bank}, offset = {offset}", line)
+    return text.replace(line, new)
+
+
+@pytest.mark.parametrize(("name", "device"), CASES)
+def test_every_zoo_plan_passes_and_parses_back(name: str, device: str) -> None:
+    p = planned(name, device)
+    verify_plan(p)
+    assert tl.ir.print(tl.ir.parse(tl.ir.print(p))) == tl.ir.print(p)
+    assert Plan.from_json(p.to_json()).to_json() == p.to_json()
+
+
+@pytest.mark.parametrize("make", [lambda: designs.vector_scalar_mul(), lambda: tl.library.matmul(128, 128, 128)])
+def test_ilp_plans_pass(make) -> None:
+    verify_plan(tl.plan(make()))
+
+
+def test_overlapping_buffers_are_refused(vmul_plan: Plan) -> None:
+    text = tl.ir.print(vmul_plan)
+    a = vmul_plan.buffers["a_in_worker_0"]
+    bad = _set_buffer(text, "a_in_worker_1", a.offset, a.bank)
+    with pytest.raises(ParseError, match=r"buffers 'a_in_worker_\d' \[\d+, \d+\) and 'a_in_worker_\d' \[\d+, \d+\) "
+                                         r"overlap in the memory of \(0,2\)"):
+        tl.ir.parse(bad)
+
+
+def test_a_buffer_past_its_memory_is_refused(vmul_plan: Plan) -> None:
+    dev = vmul_plan.device
+    tile = vmul_plan.buffers["c_out_worker_0"].tile
+    mem, banks = dev.memory_bytes(tile), dev.memory_banks(tile)
+    offset = mem - 16
+    bad = _set_buffer(tl.ir.print(vmul_plan), "c_out_worker_0", offset, offset // (mem // banks))
+    with pytest.raises(ParseError, match=rf"buffer 'c_out_worker_0' at bytes \[{offset}, {offset + 4096}\) of \(0,2\) "
+                                         rf"lies outside its {mem}-byte memory"):
+        tl.ir.parse(bad)
+
+
+def test_a_buffer_in_the_wrong_bank_or_over_the_stack_is_refused(vmul_plan: Plan) -> None:
+    text = tl.ir.print(vmul_plan)
+    b = vmul_plan.buffers["c_out_worker_0"]
+    with pytest.raises(ParseError, match=rf"starts in bank {b.bank} .* not bank {(b.bank + 1) % 4}"):
+        tl.ir.parse(_set_buffer(text, "c_out_worker_0", b.offset, (b.bank + 1) % 4))
+    with pytest.raises(ParseError, match=r"buffer 'c_out_worker_0' at byte 0 of \(0,2\) overlaps the core's stack"):
+        tl.ir.parse(_set_buffer(text, "c_out_worker_0", 0, 0))
+
+
+@pytest.mark.parametrize(("tile", "kind"), [((0, 0), "shim"), ((0, 1), "mem")])
+def test_a_core_off_the_compute_tiles_is_refused(vmul_plan: Plan, tile, kind) -> None:
+    text = tl.ir.print(vmul_plan)
+    bad = text.replace("core @worker at (0, 2)", f"core @worker at ({tile[0]}, {tile[1]})", 1)
+    with pytest.raises(ParseError, match=rf"core 'worker' is placed on \({tile[0]},{tile[1]}\), a {kind} tile"):
+        tl.ir.parse(bad)
+
+
+def test_a_broken_route_is_refused(vmul_plan: Plan) -> None:
+    text = tl.ir.print(vmul_plan)
+    line = next(ln for ln in text.splitlines() if ln.startswith("  route @a_in "))
+    links = re.search(r"links \[(.*)\]", line)[1].split(", (")
+    assert len(links) >= 2
+    cut = line.replace(links[-1] if len(links) == 1 else ", (" + links[-1], "")
+    with pytest.raises(ParseError, match=r"the route of 'a_in' from \(0,0\) does not reach \(0,2\)"):
+        tl.ir.parse(text.replace(line, cut))
+    diagonal = line.replace("links [", "links [(0, 0) -> (1, 1), ")
+    with pytest.raises(ParseError, match=r"the route of 'a_in' uses \(0,0\)->\(1,1\), which is not a link of npu1"):
+        tl.ir.parse(text.replace(line, diagonal))
+
+
+def test_a_channel_out_of_range_or_taken_twice_is_refused(vmul_plan: Plan) -> None:
+    text = tl.ir.print(vmul_plan)
+    n = vmul_plan.device.dma_channels((0, 2), "s2mm")
+    bad = text.replace("-> core @worker at (0, 2) ch 0", f"-> core @worker at (0, 2) ch {n}", 1)
+    with pytest.raises(ParseError, match=rf"fifo 'a_in': the S2MM end of core:worker on \(0,2\) uses channel {n}; "
+                                         rf"the tile has {n} S2MM channels"):
+        tl.ir.parse(bad)
+
+
+def test_an_overloaded_link_is_refused() -> None:
+    # a device whose links have one channel each (the hardware model is the only thing changed)
+    p = tl.plan(tl.library.matmul(128, 128, 128), strategy="greedy")
+    use: dict = {}
+    for r in p.routes.values():
+        for lk in r.links:
+            use[lk] = use.get(lk, 0) + 1
+    busiest = max(sorted(use), key=lambda lk: use[lk])
+    assert use[busiest] >= 2
+
+    class OneChannel(Device):
+        def link_capacity(self, a, b):  # noqa: ANN001, ANN201
+            return min(1, super().link_capacity(a, b))
+
+    dev = p.device
+    narrow = OneChannel(**{f.name: getattr(dev, f.name) for f in fields(dev) if f.init})
+    bad = replace(p, design=replace(p.design, device=narrow))
+    first = min(lk for lk, n in use.items() if n > 1)
+    (a, b) = first
+    with pytest.raises(PlanError, match=rf"link \({a[0]},{a[1]}\)->\({b[0]},{b[1]}\) carries {use[first]} flows .* has 1 "
+                                        r"channels"):
+        verify_plan(bad)
+
+
+def test_a_plan_from_json_is_verified(vmul_plan: Plan) -> None:
+    doc = json.loads(vmul_plan.to_json())
+    doc["placement"]["worker"] = [0, 0]
+    with pytest.raises(PlanError, match=r"core 'worker' is placed on \(0,0\), a shim tile"):
+        Plan.from_json(json.dumps(doc))
+    doc = json.loads(vmul_plan.to_json())
+    del doc["routes"]["a_in"]
+    with pytest.raises(PlanError, match="streamed fifo a_in has no route"):
+        Plan.from_json(json.dumps(doc))

@@ -1,0 +1,239 @@
+"""The plan verifier: is every decision of a Plan legal on its device?
+
+The planner makes legal plans by construction; a plan read back from text
+(``tl.ir.parse``) or JSON (``Plan.from_json``) may have been edited, so those
+run :func:`verify_plan` before handing it on to the simulator or the emitter.
+It reads the device model only (``tilelang.devices``), never the planner:
+
+- completeness: every core and link placed, every fifo planned with the
+  design's ends, every streamed fifo routed, no plan entry for what the
+  design does not have;
+- placement: cores on compute tiles (their pins honoured, one a tile), links
+  on memtiles, host ends on NoC shims, every end on its agent's tile;
+- carriage: a shared fifo joins two cores that both reach its tile's memory
+  and uses no channel; a streamed end has a DMA channel of its tile in its
+  direction (``Device.dma_channels``), no two ends of a tile and direction on
+  one channel;
+- memory: each buffer on a tile its fifo lives on, within the tile's memory,
+  above the core stack on a tile that runs a core (``devices.abi.STACK_BYTES``),
+  its bank the one its offset starts in, no two buffers of a tile overlapping;
+- routes: from the producer's tile to exactly the consumers' tiles, over the
+  device's links (``Device.links``), every link reached from the source and
+  every destination reached, and no link carrying more flows than it has channels
+  (``Device.link_capacity``).
+
+Buffer-descriptor and lock budgets are not checked here: their counting rule
+lives with the planner (``tilelang/plan/descriptors.py``) until it is device
+data.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from tilelang.devices import Device
+from tilelang.devices.abi import STACK_BYTES
+from tilelang.errors import PlanError
+from tilelang.ir.plan import FifoEnd, Plan, agent_name
+from tilelang.ir.verify import HOST, fifo_ends
+
+Coord = tuple[int, int]
+MM2S, S2MM = "mm2s", "s2mm"
+
+
+def verify_plan(plan: Plan) -> None:
+    """Check every decision of ``plan`` against its design and device (see the module docstring).
+
+    Raises:
+        PlanError: naming the decision, what is wrong and the limit it breaks.
+    """
+    _complete(plan)
+    _placement(plan)
+    _carriage(plan)
+    _buffers(plan)
+    _routes(plan)
+
+
+def _t(tile: Coord) -> str:
+    return f"({tile[0]},{tile[1]})"
+
+
+def _complete(plan: Plan) -> None:
+    d = plan.design
+    ends = fifo_ends(d)
+    want = {
+        "core": {c.name for c in d.cores},
+        "link": {ln.name for ln in d.links},
+        "fifo": set(ends),
+    }
+    have = {"core": set(plan.placement), "link": set(plan.link_tiles), "fifo": set(plan.fifos)}
+    for kind in ("core", "link", "fifo"):
+        missing, extra = sorted(want[kind] - have[kind]), sorted(have[kind] - want[kind])
+        if missing:
+            raise PlanError(f"the plan does not place {kind} {', '.join(missing)}")
+        if extra:
+            raise PlanError(f"the plan places {kind} {', '.join(extra)}, which design {d.name!r} does not have")
+    for name, fp in plan.fifos.items():
+        design_ends = [*ends[name].producers[:1], *ends[name].consumers]
+        got = [fp.producer.agent, *(c.agent for c in fp.consumers)]
+        if got != design_ends:
+            raise PlanError(f"fifo {name!r} runs from {design_ends[0]} to {', '.join(design_ends[1:])} in the design; "
+                            f"the plan gives ends {', '.join(got)}")
+    streamed = {n for n, fp in plan.fifos.items() if not fp.shared}
+    if missing := sorted(streamed - set(plan.routes)):
+        raise PlanError(f"streamed fifo {', '.join(missing)} has no route")
+    if extra := sorted(set(plan.routes) - streamed):
+        raise PlanError(f"route {', '.join(extra)} is not of a streamed fifo of the plan")
+
+
+def _placement(plan: Plan) -> None:
+    dev = plan.device
+    pins = {c.name: c.tile for c in plan.design.cores}
+    on: dict[Coord, str] = {}
+    for core, tile in plan.placement.items():
+        kind = _kind(dev, tile, f"core {core!r}")
+        if kind != "compute":
+            raise PlanError(f"core {core!r} is placed on {_t(tile)}, a {kind} tile; cores run on compute tiles")
+        if pins[core] is not None and tuple(pins[core]) != tile:
+            raise PlanError(f"core {core!r} is pinned to {_t(pins[core])} in the design but placed on {_t(tile)}")
+        if tile in on:
+            raise PlanError(f"cores {on[tile]!r} and {core!r} are both placed on {_t(tile)}; a tile runs one core")
+        on[tile] = core
+    for link, tile in plan.link_tiles.items():
+        kind = _kind(dev, tile, f"link {link!r}")
+        if kind != "mem":
+            raise PlanError(f"link {link!r} is placed on {_t(tile)}, a {kind} tile; links run on memtiles")
+    for name, fp in plan.fifos.items():
+        for e in (fp.producer, *fp.consumers):
+            _check_end_tile(plan, name, e)
+
+
+def _kind(dev: Device, tile: Coord, what: str) -> str:
+    if not (0 <= tile[0] < dev.cols and 0 <= tile[1] < dev.rows):
+        raise PlanError(f"{what}: tile {_t(tile)} is outside {dev.name}'s {dev.cols}x{dev.rows} array")
+    return dev.tile_kind(tile)
+
+
+def _check_end_tile(plan: Plan, fifo: str, e: FifoEnd) -> None:
+    dev = plan.device
+    what = f"fifo {fifo!r}: the end of {e.agent}"
+    _kind(dev, e.tile, what)
+    if e.agent == HOST:
+        if not dev.is_noc_shim(e.tile):
+            raise PlanError(f"{what} is on {_t(e.tile)}, which is not a NoC shim tile; host ends are on NoC shims")
+        return
+    kind, name = e.agent.split(":", 1)
+    placed = plan.placement.get(name) if kind == "core" else plan.link_tiles.get(name)
+    if placed != e.tile:
+        raise PlanError(f"{what} is on {_t(e.tile)}, but {kind} {name!r} is placed on {_t(placed)}")  # type: ignore[arg-type]
+
+
+def _carriage(plan: Plan) -> None:
+    dev = plan.device
+    used: dict[tuple[Coord, str, int], str] = {}
+    for name, fp in plan.fifos.items():
+        if fp.shared:
+            _check_shared(plan, name)
+            continue
+        for e, direction in ((fp.producer, MM2S), *((c, S2MM) for c in fp.consumers)):
+            what = f"fifo {name!r}: the {direction.upper()} end of {e.agent} on {_t(e.tile)}"
+            n = dev.dma_channels(e.tile, direction)
+            if e.channel is None:
+                raise PlanError(f"{what} has no DMA channel, but the fifo is streamed")
+            if not 0 <= e.channel < n:
+                raise PlanError(f"{what} uses channel {e.channel}; the tile has {n} {direction.upper()} channels"
+                                + (f" (0-{n - 1})" if n else ""))
+            key = (e.tile, direction, e.channel)
+            if key in used:
+                raise PlanError(f"{what} uses channel {e.channel}, which {used[key]} uses too")
+            used[key] = f"fifo {name!r} ({e.agent})"
+
+
+def _check_shared(plan: Plan, name: str) -> None:
+    fp = plan.fifos[name]
+    dev = plan.device
+    agents = [fp.producer, *fp.consumers]
+    if len(agents) != 2 or not all(e.agent.startswith("core:") for e in agents):
+        raise PlanError(f"fifo {name!r} is shared at {_t(fp.shared_tile)}, but only a fifo from one core to one "  # type: ignore[arg-type]
+                        f"other core can be; its ends are {', '.join(e.agent for e in agents)}")
+    for e in agents:
+        if e.channel is not None:
+            raise PlanError(f"fifo {name!r} is shared, but the end of {e.agent} uses DMA channel {e.channel}")
+        if fp.shared_tile not in dev.shared_memory_tiles(e.tile):
+            raise PlanError(f"fifo {name!r} is shared at {_t(fp.shared_tile)}, whose memory "  # type: ignore[arg-type]
+                            f"{agent_name(e.agent)!r} on {_t(e.tile)} cannot reach")
+
+
+def _buffers(plan: Plan) -> None:
+    dev = plan.device
+    core_tiles = set(plan.placement.values())
+    by_tile: dict[Coord, list[tuple[int, int, str]]] = {}
+    for name, b in plan.buffers.items():
+        what = f"buffer {name!r}"
+        _kind(dev, b.tile, what)
+        _check_buffer_home(plan, name)
+        mem, banks = dev.memory_bytes(b.tile), dev.memory_banks(b.tile)
+        if b.offset < 0 or b.size <= 0 or b.offset + b.size > mem:
+            raise PlanError(f"{what} at bytes [{b.offset}, {b.end}) of {_t(b.tile)} lies outside its {mem}-byte memory")
+        low = STACK_BYTES if b.tile in core_tiles else 0
+        if b.offset < low:
+            raise PlanError(f"{what} at byte {b.offset} of {_t(b.tile)} overlaps the core's stack (bytes 0-{low - 1})")
+        bank_bytes = mem // banks
+        if not 0 <= b.bank < banks or b.bank != b.offset // bank_bytes:
+            raise PlanError(f"{what} at byte {b.offset} of {_t(b.tile)} starts in bank {b.offset // bank_bytes} "
+                            f"(of {banks}, {bank_bytes} B each), not bank {b.bank}")
+        by_tile.setdefault(b.tile, []).append((b.offset, b.end, name))
+    for tile, spans in by_tile.items():
+        spans.sort()
+        for (lo1, hi1, n1), (lo2, hi2, n2) in zip(spans, spans[1:], strict=False):
+            if lo2 < hi1:
+                raise PlanError(f"buffers {n1!r} [{lo1}, {hi1}) and {n2!r} [{lo2}, {hi2}) overlap in the memory of "
+                                f"{_t(tile)}")
+
+
+def _check_buffer_home(plan: Plan, name: str) -> None:
+    """A buffer lives on the memory its fifo uses there: the shared tile, or an end's tile (not the host's)."""
+    b = plan.buffers[name]
+    fp = plan.fifos.get(b.fifo)
+    if fp is None:
+        raise PlanError(f"buffer {name!r} belongs to no fifo of the plan (fifo {b.fifo!r})")
+    if fp.shared:
+        homes = {fp.shared_tile}
+    else:
+        homes = {e.tile for e in (fp.producer, *fp.consumers) if e.agent != HOST}
+    if b.tile not in homes:
+        raise PlanError(f"buffer {name!r} of fifo {b.fifo!r} is on {_t(b.tile)}, where the fifo has no end; "
+                        f"its buffers go on {', '.join(_t(t) for t in sorted(homes))}")  # type: ignore[arg-type]
+
+
+def _routes(plan: Plan) -> None:
+    dev = plan.device
+    links = set(dev.links())
+    use: Counter = Counter()
+    for name, r in plan.routes.items():
+        fp = plan.fifos[name]
+        want = {c.tile for c in fp.consumers}
+        if r.source != fp.producer.tile or set(r.dests) != want:
+            raise PlanError(f"the route of {name!r} runs from {_t(r.source)} to {' '.join(map(_t, r.dests))}; the fifo "
+                            f"runs from {_t(fp.producer.tile)} to {' '.join(_t(t) for t in sorted(want))}")
+        for a, b in r.links:
+            if (a, b) not in links:
+                raise PlanError(f"the route of {name!r} uses {_t(a)}->{_t(b)}, which is not a link of {dev.name}")
+        if len(set(r.links)) != len(r.links):
+            raise PlanError(f"the route of {name!r} lists a link twice")
+        reached = r.reaches()
+        stray = sorted(lk for lk in r.links if lk[0] not in reached)
+        if stray:
+            a, b = stray[0]
+            raise PlanError(f"the route of {name!r} uses {_t(a)}->{_t(b)}, which its source {_t(r.source)} does not "
+                            f"reach: its links are not connected")
+        missed = sorted(want - reached - {r.source})
+        if missed:
+            raise PlanError(f"the route of {name!r} from {_t(r.source)} does not reach {' '.join(map(_t, missed))}: "
+                            f"its links are not connected from the source to every destination")
+        use.update(r.links)
+    for (a, b), n in sorted(use.items()):
+        cap = dev.link_capacity(a, b)
+        if n > cap:
+            users = sorted(k for k, r in plan.routes.items() if (a, b) in r.links)
+            raise PlanError(f"link {_t(a)}->{_t(b)} carries {n} flows ({', '.join(users)}), has {cap} channels")
