@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 import tilelang as tl
 from tilelang.errors import PlanError
+from tilelang.ir.descriptors import bd_pool, end_bds, set_locks
 from tilelang.plan.channels import assign_channels
-from tilelang.plan.descriptors import bd_pool, end_bds, set_locks
 
 
 def split_join(parts: int, depth: int, *, split: bool = True, join: bool = True, n: int = 64,
@@ -83,24 +83,6 @@ def test_bd_pools_match_the_facts() -> None:
     assert [bd_pool(npu1, (0, 1), ch) for ch in range(6)] == [(0, 24), (24, 24)] * 3
     assert bd_pool(npu1, (0, 2), 1) == (0, 16)
     assert bd_pool(npu1, (0, 0), 1) == (0, 16)
-
-
-def test_bd_pools_are_the_emitters() -> None:
-    """Until the emitter calls descriptors.bd_pool itself, its BD-id pools must be the same."""
-    from tilelang.backends.mlir.dma_programs import BdIds
-
-    for name in ("npu1", "xcve2802", "xcvc1902"):
-        dev = tl.device(name)
-
-        class _Dm:
-            class plan:  # noqa: N801 - stands in for the DeviceModule's plan
-                device = dev
-
-        ids = BdIds(_Dm())  # type: ignore[arg-type]
-        for kind in ("mem", "compute", "shim"):
-            for tile in dev.tiles(kind)[:2]:
-                for ch in range(6):
-                    assert ids.pool(tile, ch) == bd_pool(dev, tile, ch), (name, tile, ch)
 
 
 def test_channels_are_dealt_over_the_pools_when_plain_numbering_overfills_one() -> None:

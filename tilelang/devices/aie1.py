@@ -130,6 +130,8 @@ AIE1 = ArchSpec(
     # [TMc] AIE1TargetModel::isLegalMemAffinity: own, north, south, and east on
     # even rows / west on odd rows (the memory module sits on alternating sides).
     affinity="checkerboard",
+    lock_max=1,  # [TMh] AIE1 getMaxLockValue 1: binary locks; [F] "16 per tile, binary"
+    host_sequence=False,  # shim DMAs as static BD chains with locks (mlir-aie's AIE1 tests: aie.shim_dma)
 )
 
 XCVC1902 = Device(

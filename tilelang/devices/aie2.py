@@ -72,6 +72,7 @@ AIE2_MEM = TileSpec(
     banks=8,  # [TMh] getNumBanks 8 for memtiles; [F] "8 banks"
     locks=64,  # [TMh] getNumLocks 64 for memtiles; [F] "64 per memtile"
     bds=48,  # [TMh] getNumBDs 48 (even channels BDs 0-23, odd 24-47, isBdChannelAccessible)
+    bd_pools=2,  # [TMh] isBdChannelAccessible: even channels BDs 0-23, odd 24-47
     dma_s2mm=6,  # [F] "memtile 6+6"; [UG1603] memory tile 6/6
     dma_mm2s=6,
     dma_dims=4,  # [UG1603] memory tile DMA "4D"; [F] "memtile 4-d"
@@ -171,6 +172,8 @@ AIE2 = ArchSpec(
     # [TMc] AIE2TargetModel::isLegalMemAffinity: own (isMemEast = internal), west,
     # north, south unless the south tile is a memtile; [UG1603] "north, south and west".
     affinity="west",
+    lock_max=63,  # [F] "locks: semaphores, max value 63" (AIE2TargetModel getMaxLockValue 0x3F)
+    host_sequence=True,  # [F] "mlir-aie dialect": aiex.runtime_sequence, npu.dma_memcpy_nd / dma_wait
 )
 
 # Versal AIE-ML clock: AM020's nominal AIE-ML clock for -1L parts (PL interface

@@ -31,6 +31,8 @@ AIE2P = ArchSpec(
     shim_pl=AIE2_SHIM_PL,  # unused: npu2 has no PL shims ([TMh] isShimPLTile false)
     macs=AIE2P_MACS,
     affinity="west",  # [TMc] inherited AIE2TargetModel::isLegalMemAffinity
+    lock_max=63,  # [TMc] AIE2PTargetModel inherits AIE2's getMaxLockValue 0x3F
+    host_sequence=True,  # as npu1: aiex.runtime_sequence on npu2 (mlir-aie's npu2 programming examples)
 )
 
 # npu2 AIE clock: 1.8 GHz, the top DPM level of the amdxdna driver's Strix clock table

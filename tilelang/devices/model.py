@@ -168,6 +168,28 @@ class Device:
         """DMA buffer descriptors of ``tile`` (0 without a DMA); DesignError off the array."""
         return self._spec(tile).bds
 
+    def bd_pool(self, tile: Coord, channel: int) -> tuple[int, int]:
+        """(first BD id, count) DMA channel ``channel`` of ``tile`` may use (either direction).
+
+        Where a tile's BDs are split by channel parity (AIE-ML memtiles: even channels
+        BDs 0-23, odd 24-47), a channel sees its half; elsewhere all of them.
+        """
+        spec = self._spec(tile)
+        if spec.bd_pools == 2:
+            half = spec.bds // 2
+            return (0, half) if channel % 2 == 0 else (half, half)
+        return 0, spec.bds
+
+    @property
+    def lock_max(self) -> int:
+        """The largest value a lock holds (1: binary locks)."""
+        return self.arch.lock_max
+
+    @property
+    def host_sequence(self) -> bool:
+        """Whether host moves run from an NPU-style runtime sequence (else static shim BD chains)."""
+        return self.arch.host_sequence
+
     def dma_channels(self, tile: Coord, direction: str) -> int:
         """DMA channels of ``tile`` in one direction.
 

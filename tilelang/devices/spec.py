@@ -60,6 +60,8 @@ class TileSpec:
         ports_in: slave ports per bundle, as (bundle, count) pairs; absent = 0.
         switch: which slave bundle may drive which master bundle, and on which
             channels (``tilelang.devices.switch_rules``); absent pairs are illegal.
+        bd_pools: pools the BDs are split into by DMA channel parity (2: even
+            channels take the first half, odd the second), or 1 (one pool).
     """
 
     kind: str
@@ -74,6 +76,7 @@ class TileSpec:
     ports_out: tuple[tuple[str, int], ...]
     ports_in: tuple[tuple[str, int], ...]
     switch: tuple[tuple[tuple[str, str], str | int], ...] = ()
+    bd_pools: int = 1
 
     def __post_init__(self) -> None:
         if self.kind not in ("shim", "mem", "compute"):
@@ -137,6 +140,12 @@ class ArchSpec:
             absent here has no datapath on this architecture.
         affinity: "checkerboard" (AIE1) or "west" (AIE2): which horizontal
             neighbour's memory a core sees besides its own.
+        lock_max: the largest value a lock holds (1: binary locks, one per
+            buffer; above 1: semaphores, one producer/consumer pair per buffer set).
+        host_sequence: whether the host drives shim DMAs from a runtime sequence of
+            transfers (NPU style: one BD ring per shim channel, task completion, no shim
+            locks); False: each shim channel's BD chain is configured statically, one BD
+            per move, guarded by a lock.
     """
 
     name: str
@@ -146,8 +155,12 @@ class ArchSpec:
     shim_pl: TileSpec
     macs: tuple[tuple[str, float], ...]
     affinity: str
+    lock_max: int = 1
+    host_sequence: bool = False
 
     def __post_init__(self) -> None:
+        if self.lock_max < 1:
+            raise ValueError(f"ArchSpec {self.name}: lock_max must be at least 1")
         if self.affinity not in AFFINITY_RULES:
             raise ValueError(f"bad affinity rule {self.affinity!r}, expected one of {AFFINITY_RULES}")
         expected = (

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from tilelang.devices.dma_rules import zero_stride_problem
 from tilelang.errors import DesignError
 from tilelang.ir.design import (
     Acquire,
@@ -137,12 +138,36 @@ def check_pattern(
     device = design_device
     _check_words(pattern, tensor, fifo, device, what)
     limit = shim_pattern_dims(device)
-    rank = pattern.canonical().rank
+    _check_zero_strides(pattern, what)
+    rank = len(_with_repeat(pattern)[0])
     if rank > limit:
         raise DesignError(
-            f"{what}: the pattern has {rank} dimensions after merging contiguous ones, the shim DMA of "
+            f"{what}: the pattern has {rank} dimensions after merging contiguous ones (a repeat counts as one), the shim DMA of "
             f"{device.name} supports {limit}; split the move into several tl.dma calls"  # type: ignore[attr-defined]
         )
+
+
+def _with_repeat(pattern: AccessPattern) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(sizes, strides) of the canonical pattern with its repeat as an outer stride-0 dimension (a BD's view)."""
+    p = pattern.canonical()
+    sizes, strides = p.sizes, p.strides
+    if pattern.repeat_count > 1:
+        if strides[0] == 0 and sizes[0] > 1:
+            sizes = (sizes[0] * pattern.repeat_count, *sizes[1:])
+        else:
+            sizes, strides = (pattern.repeat_count, *sizes), (0, *strides)
+    return sizes, strides
+
+
+def _check_zero_strides(pattern: AccessPattern, what: str) -> None:
+    """A pattern repeats (stride 0) only in its outermost dimension (``devices.dma_rules``).
+
+    Raises:
+        DesignError: naming the move, the dimension and what to write instead.
+    """
+    problem = zero_stride_problem(*_with_repeat(pattern))
+    if problem:
+        raise DesignError(f"{what}: pattern {pattern}: {problem}")
 
 
 def _check_words(pattern: AccessPattern, tensor: TensorDecl, fifo: Fifo, device: object, what: str) -> None:
@@ -395,6 +420,7 @@ def _verify_link(design: Design, ln: Link, fifos: dict[str, Fifo]) -> None:
             if p.numel != a.elem.numel or p.extent()[1] >= a.elem.numel:
                 raise DesignError(f"{what}: the pattern must walk exactly the {a.elem.numel} elements of one buffer")
             mem = design.device.tiles("mem")[0]
+            _check_zero_strides(p, what)
             if p.canonical().rank > design.device.dma_dims(mem):
                 raise DesignError(f"{what}: the pattern has more dimensions than a memtile DMA supports")
         return

@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tilelang.devices import Device
+from tilelang.ir.descriptors import end_bds, part_count, set_locks
 from tilelang.ir.plan import agent_name
 from tilelang.ir.verify import HOST
 from tilelang.plan.channels import assign_channels
-from tilelang.plan.descriptors import end_bds, part_count, set_locks
 from tilelang.plan.problem import Coord, FifoSpec, Problem, whole_fifo
 
 MM2S = "mm2s"

@@ -20,8 +20,8 @@ from typing import Protocol
 
 from tilelang.devices import Device
 from tilelang.errors import PlanError
+from tilelang.ir.descriptors import bd_pool, end_bds, part_count, whole_fifo
 from tilelang.ir.design import Design
-from tilelang.plan.descriptors import bd_pool, end_bds, part_count, whole_fifo
 
 Coord = tuple[int, int]
 #: Above this many candidate splits of one tile, ends are dealt greedily (largest first) instead.

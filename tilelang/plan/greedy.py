@@ -18,10 +18,10 @@ from collections import deque
 
 from tilelang.devices import Device
 from tilelang.errors import PlanError
+from tilelang.ir.descriptors import end_bds, host_end_locks
 from tilelang.ir.plan import agent_name
 from tilelang.ir.verify import HOST
 from tilelang.plan.carriage import LINK_PORTS, MM2S, S2MM, Placement, common_memories, link_needs, memtile_ports
-from tilelang.plan.descriptors import end_bds, host_end_locks
 from tilelang.plan.fabric import hops, manhattan
 from tilelang.plan.problem import Coord, FifoSpec, Problem
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 from tilelang.devices import Device
 from tilelang.errors import PlanError
+from tilelang.ir.descriptors import bd_pool, host_end_locks
 from tilelang.ir.plan import agent_name
 from tilelang.ir.verify import HOST
 from tilelang.plan.carriage import MM2S, Carriage, DmaEnd
-from tilelang.plan.descriptors import bd_pool, host_end_locks
 from tilelang.plan.problem import Coord
 
 

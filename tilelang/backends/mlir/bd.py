@@ -57,7 +57,10 @@ def walk_of(pattern: AccessPattern, with_repeat: bool = True) -> Walk:
     if dims and dims[-1][1] != 1:
         dims.append((1, 1))
     if with_repeat and pattern.repeat_count > 1:
-        dims.insert(0, (pattern.repeat_count, 0))
+        if dims[0][1] == 0:  # already a repeat: one outer stride-0 dimension, the only kind a BD has
+            dims[0] = (dims[0][0] * pattern.repeat_count, 0)
+        else:
+            dims.insert(0, (pattern.repeat_count, 0))
     return Walk(p.offset, tuple(dims))
 
 

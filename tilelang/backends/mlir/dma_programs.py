@@ -127,11 +127,7 @@ class BdIds:
 
     def pool(self, tile: Coord, channel: int) -> tuple[int, int]:
         """(first id, count) usable by ``channel`` on ``tile``."""
-        n = self.dm.plan.device.buffer_descriptors(tile)
-        if self.dm.plan.device.tile_kind(tile) == "mem":
-            half = n // 2
-            return (0, half) if channel % 2 == 0 else (half, half)
-        return 0, n
+        return self.dm.plan.device.bd_pool(tile, channel)
 
     def take(self, tile: Coord, channel: int, count: int, what: str) -> list[int]:
         first, size = self.pool(tile, channel)

@@ -42,14 +42,14 @@ def build_physical_level(dm: DeviceModule) -> None:
         emit_core(dm, core, PhysicalSync(res, core.name))
     ids = BdIds(dm)
     programs = channel_programs(dm, res)
-    aie1 = plan.device.arch.name == "aie1"
-    if aie1:
+    static_shims = not plan.device.host_sequence
+    if static_shims:
         from tilelang.backends.mlir.host_shim import shim_programs
 
         programs += shim_programs(dm)
     emit_dma_programs(dm, programs, ids)
     emit_switchboxes(dm)
-    if not aie1:
+    if not static_shims:
         allocs = _shim_allocations(dm, host_moves(plan, per_channel=True))
         emit_runtime_sequence(plan, lambda mv: allocs[mv.channel], per_channel=True)
     aie_ops.end()

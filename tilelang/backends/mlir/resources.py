@@ -22,14 +22,13 @@ from tilelang.backends.mlir import aie_ops
 from tilelang.backends.mlir.device import DeviceModule
 from tilelang.backends.mlir.types import tile_memref_type
 from tilelang.errors import PlanError
+from tilelang.ir.descriptors import set_locks, whole_fifo
 from tilelang.ir.design import Link, LinkKind
 from tilelang.ir.plan import agent_name
 from tilelang.ir.types import TileType
 from tilelang.ir.verify import HOST
 
 Coord = tuple[int, int]
-#: AIE2 semaphore locks hold at most 63 ([F] "semaphores, max value 63").
-AIE2_LOCK_MAX = 63
 
 
 @dataclass
@@ -60,11 +59,6 @@ class BufferSet:
         return len(self.buffers)
 
 
-def whole_fifo(link: Link) -> str:
-    """The fifo whose buffers a link's memtile holds (split/forward: the source; join: the destination)."""
-    return link.dsts[0] if link.kind is LinkKind.JOIN else link.srcs[0]
-
-
 def link_parts(link: Link) -> list[tuple[str, int]]:
     """(part fifo, element offset in the whole buffer) a link moves separately; a forward has one, covering all."""
     if link.kind is LinkKind.FORWARD:
@@ -80,7 +74,7 @@ class Resources:
         self.dm = dm
         self.sets: dict[tuple[str, str | None], BufferSet] = {}
         self.lock_ids: dict[Coord, int] = {}
-        self.aie1 = dm.plan.device.arch.name == "aie1"
+        self.binary_locks = dm.plan.device.lock_max == 1
 
     def build(self) -> None:
         """``aie.buffer`` and ``aie.lock`` ops for every buffer set of the plan.
@@ -140,11 +134,10 @@ class Resources:
             bufs.append(aie_ops.create("aie.buffer", [dm.tile(tile)], attrs, [memref]).result)
         bs = BufferSet(fifo, agent, tile, f.elem, bufs)
         base = prefix.rstrip("_")
-        if self.aie1:
+        if self.binary_locks:
             bs.binary = [self._lock(tile, f"{base}_lock_{i}", 0) for i in range(f.depth)]
         else:
-            if f.depth > AIE2_LOCK_MAX:
-                raise PlanError(f"fifo {fifo!r} has depth {f.depth}; an AIE2 lock counts at most {AIE2_LOCK_MAX}")
+            set_locks(self.dm.plan.device, f.depth, len(parts))  # raises when the depth exceeds a lock's count
             for p in parts:
                 tag = base if p is None or p == fifo else f"{base}_{p}"
                 bs.pairs[p] = (self._lock(tile, f"{tag}_prod_lock", f.depth), self._lock(tile, f"{tag}_cons_lock", 0))

@@ -36,7 +36,7 @@ def build_objectfifo_level(dm: DeviceModule) -> None:
     symbols = {f.name: f.name for f in design.fifos}
     for core in design.cores:
         emit_core(dm, core, ObjectFifoSync(design, symbols))
-    if plan.device.arch.name == "aie1":
+    if not plan.device.host_sequence:
         register_host_buffers(dm)  # no NPU runtime sequence on AIE1 (host_buffers.py)
     else:
         emit_runtime_sequence(plan, lambda mv: symbols[mv.fifo])

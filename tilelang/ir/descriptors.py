@@ -1,6 +1,9 @@
 """Buffer descriptors and locks of every DMA channel and buffer set: the one counting rule.
 
-The planner checks tiles with these functions, and the physical MLIR level
+The hardware facts it reads are device data (``Device.bd_pool``, ``lock_max``,
+``host_sequence``); this module applies them to a design's fifos and links. The
+planner checks tiles with these functions, the plan verifier checks parsed plans
+with them, and the physical MLIR level
 builds exactly these chains (``backends/mlir/dma_programs.py``,
 ``resources.py``, ``host_shim.py``, ``runtime_sequence.py``), so a plan the
 planner accepts fits the BD and lock pools the emitter draws from. The rule,
@@ -33,11 +36,6 @@ from tilelang.ir.verify import HOST
 
 Coord = tuple[int, int]
 
-#: The most an AIE2 semaphore lock counts (AIE_FACTS "locks: semaphores, max value 63"):
-#: a producer lock starts at the fifo's depth.
-AIE2_LOCK_MAX = 63
-
-
 def whole_fifo(link: Link) -> str:
     """The fifo whose buffers a link's memtile holds (split/forward: the source; join: the destination)."""
     return link.dsts[0] if link.kind is LinkKind.JOIN else link.srcs[0]
@@ -64,7 +62,7 @@ def host_end_bds(design: Design, fifo: str) -> int:
     as rings, and needs at least one per channel). AIE1: one per move on the
     fifo, since the shim's BD chain lists every move (backends/mlir/host_shim.py).
     """
-    if design.device.arch.name != "aie1":
+    if design.device.host_sequence:
         return 1
     return max(1, sum(1 for d in design.dmas if fifo in d.fifos))
 
@@ -97,11 +95,7 @@ def bd_pool(device: Device, tile: Coord, channel: int) -> tuple[int, int]:
     A memtile's BDs are split by channel parity (AIE_FACTS "48 per memtile
     (even channels BDs 0-23, odd 24-47)"); other tiles share one pool.
     """
-    n = device.buffer_descriptors(tile)
-    if device.tile_kind(tile) == "mem":
-        half = n // 2
-        return (0, half) if channel % 2 == 0 else (half, half)
-    return 0, n
+    return device.bd_pool(tile, channel)
 
 
 def set_locks(device: Device, depth: int, parts: int = 1) -> int:
@@ -110,12 +104,12 @@ def set_locks(device: Device, depth: int, parts: int = 1) -> int:
     Raises:
         PlanError: an AIE2 fifo deeper than a semaphore lock counts.
     """
-    if device.arch.name == "aie1":
+    if device.lock_max == 1:  # binary locks: one per buffer
         return depth
-    if depth > AIE2_LOCK_MAX:
+    if depth > device.lock_max:
         raise PlanError(
             f"a fifo of depth {depth} needs a lock counting to {depth}; {device.name}'s locks count to "
-            f"{AIE2_LOCK_MAX} (reduce the depth)"
+            f"{device.lock_max} (reduce the depth)"
         )
     return 2 * parts
 
@@ -127,4 +121,4 @@ def host_end_locks(device: Device) -> int:
     (``aiex.npu.dma_wait``, AIE_FACTS "mlir-aie dialect"), not shim locks; on AIE1
     each shim channel's BD chain is guarded by one lock (backends/mlir/host_shim.py).
     """
-    return 1 if device.arch.name == "aie1" else 0
+    return 0 if device.host_sequence else 1
