@@ -171,7 +171,7 @@ def ilp_route(
     if base.clocked:
         log.fired("negotiated congestion")
     best = list(base.trees) if base.legal else None
-    cg = run_with_deadline(column_generation, (fab, flows, _initial_columns(fab, flows, base), w, 0.35 * left()), 0.45 * left())
+    cg = run_with_deadline(column_generation, (fab, flows, _initial_columns(fab, flows, base), w, 0.6 * left()), 0.7 * left())
     state: CGState | None = cg.result
     if cg.status == "error":
         log.failed("column generation", cg.message)
