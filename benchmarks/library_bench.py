@@ -10,7 +10,7 @@ against numpy, and report
   whole device's peak (``Device.peak_macs_per_second``) and of the peak of
   the cores the design uses;
 - streaming designs (elementwise, reduction, softmax): host bytes per cycle
-  as a fraction of the DDR bandwidth the simulator models (55.5 GB/s shared
+  as a fraction of the DDR bandwidth the simulator models (66.6 GB/s shared
   by every shim, mlir-aie PR 2559 via simulator/cost.py);
 - the limiter: "compute" when the cores are busy (with the kernel's own MAC
   efficiency under the cost model), else the fifo the cores stall on most and
