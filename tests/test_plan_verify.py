@@ -147,3 +147,71 @@ def test_a_plan_from_json_is_verified(vmul_plan: Plan) -> None:
     del doc["routes"]["a_in"]
     with pytest.raises(PlanError, match="streamed fifo a_in has no route"):
         Plan.from_json(json.dumps(doc))
+
+
+def _small_fifo_plan(device: str, depth: int) -> Plan:
+    """One core between two host fifos of 16 i32 (64 B), ``depth`` deep: a plan right at the BD/lock budget."""
+
+    @tl.kernel
+    def inc(a: tl.Tile[(16,), tl.i32], c: tl.Tile[(16,), tl.i32]):
+        c[...] = a + 1
+
+    @tl.design(device=device)
+    def small(A: tl.Tensor[(256,), tl.i32], C: tl.Tensor[(256,), tl.i32]):
+        a_in = tl.fifo(tl.Tile[(16,), tl.i32], depth=depth, name="a_in")
+        c_out = tl.fifo(tl.Tile[(16,), tl.i32], depth=depth, name="c_out")
+
+        @tl.core(name="worker")
+        def worker():
+            for _ in tl.range(16):
+                x, y = a_in.acquire(), c_out.acquire()
+                inc(x, y)
+                a_in.release()
+                c_out.release()
+
+        tl.dma(A, a_in)
+        tl.dma(c_out, C)
+
+    return tl.plan(small, strategy="greedy")
+
+
+def _one_deeper(p: Plan, fifo: str) -> str:
+    """The plan's text with ``fifo`` one buffer deeper in the design and that buffer placed in free memory."""
+    text = tl.ir.print(p)
+    depth = p.design.fifo(fifo).depth
+    text = text.replace(f"fifo @{fifo} : tile<16xi32> {{depth = {depth}}}", f"fifo @{fifo} : tile<16xi32> {{depth = {depth + 1}}}")
+    tile = p.placement["worker"]
+    offset = max(b.end for b in p.buffers.values() if b.tile == tile) + 64
+    bank = offset // (p.device.memory_bytes(tile) // p.device.memory_banks(tile))
+    line = (f"  buffer @{fifo}_worker_{depth} : @{fifo}[{depth}] at ({tile[0]}, {tile[1]}) "
+            f"{{bank = {bank}, offset = {offset}, size = 64}}\n")
+    return text.replace("  route @", line + "  route @", 1)
+
+
+def test_a_buffer_set_missing_a_buffer_is_refused(vmul_plan: Plan) -> None:
+    text = tl.ir.print(vmul_plan)
+    bad = text.replace(_buffer_line(text, "a_in_worker_1") + "\n", "")
+    with pytest.raises(ParseError, match=r"fifo 'a_in' \(depth 2\) has buffers \[0\] on \(0,2\); it needs one for each "
+                                         r"index 0-1"):
+        tl.ir.parse(bad)
+
+
+def test_buffer_descriptors_over_the_tiles_budget_are_refused() -> None:
+    # npu1 compute tile: 16 BDs; a core end's channel cycles one BD per buffer
+    bds = tl.device("npu1").buffer_descriptors((0, 2))
+    p = _small_fifo_plan("npu1", bds // 2)
+    verify_plan(p)
+    with pytest.raises(ParseError, match=rf"tile \(0,2\) has {bds} buffer descriptors for BDs 0-{bds - 1}, {bds + 1} "
+                                         rf"needed: core:worker S2MM ch0 \(a_in\): {bds // 2 + 1}, core:worker MM2S ch0 "
+                                         rf"\(c_out\): {bds // 2}"):
+        tl.ir.parse(_one_deeper(p, "a_in"))
+
+
+def test_locks_over_the_tiles_budget_are_refused() -> None:
+    # xcvc1902 (AIE1): binary locks, one per buffer; 16 a tile
+    locks = tl.device("xcvc1902").locks((0, 1))
+    p = _small_fifo_plan("xcvc1902", locks // 2)
+    verify_plan(p)
+    tile = p.placement["worker"]
+    with pytest.raises(ParseError, match=rf"tile \({tile[0]},{tile[1]}\) has {locks} locks, {locks + 1} needed"):
+        tl.ir.parse(_one_deeper(p, "a_in"))

@@ -16,24 +16,26 @@ It reads the device model only (``tilelang.devices``), never the planner:
   one channel;
 - memory: each buffer on a tile its fifo lives on, within the tile's memory,
   above the core stack on a tile that runs a core (``devices.abi.STACK_BYTES``),
-  its bank the one its offset starts in, no two buffers of a tile overlapping;
+  its bank the one its offset starts in, no two buffers of a tile overlapping,
+  and every buffer set complete (one buffer per index below the fifo's depth on
+  each tile that holds the fifo);
+- budgets: the BDs of the channels drawing from each BD pool
+  (``Device.bd_pool``) and the locks of each tile (``Device.locks``), counted by
+  the one rule planner and emitter share (``tilelang/ir/descriptors.py``);
 - routes: from the producer's tile to exactly the consumers' tiles, over the
   device's links (``Device.links``), every link reached from the source and
   every destination reached, and no link carrying more flows than it has channels
   (``Device.link_capacity``).
-
-Buffer-descriptor and lock budgets are not checked here: their counting rule
-lives with the planner (``tilelang/plan/descriptors.py``) until it is device
-data.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 
 from tilelang.devices import Device
 from tilelang.devices.abi import STACK_BYTES
 from tilelang.errors import PlanError
+from tilelang.ir.descriptors import end_bds, host_end_locks, part_count, set_locks, whole_fifo
 from tilelang.ir.plan import FifoEnd, Plan, agent_name
 from tilelang.ir.verify import HOST, fifo_ends
 
@@ -51,6 +53,7 @@ def verify_plan(plan: Plan) -> None:
     _placement(plan)
     _carriage(plan)
     _buffers(plan)
+    _budgets(plan)
     _routes(plan)
 
 
@@ -183,6 +186,7 @@ def _buffers(plan: Plan) -> None:
             raise PlanError(f"{what} at byte {b.offset} of {_t(b.tile)} starts in bank {b.offset // bank_bytes} "
                             f"(of {banks}, {bank_bytes} B each), not bank {b.bank}")
         by_tile.setdefault(b.tile, []).append((b.offset, b.end, name))
+    _complete_sets(plan)
     for tile, spans in by_tile.items():
         spans.sort()
         for (lo1, hi1, n1), (lo2, hi2, n2) in zip(spans, spans[1:], strict=False):
@@ -191,16 +195,84 @@ def _buffers(plan: Plan) -> None:
                                 f"{_t(tile)}")
 
 
+def _complete_sets(plan: Plan) -> None:
+    """Every tile that holds a fifo's buffers has one buffer per index below its depth."""
+    held: dict[tuple[str, Coord], list[int]] = defaultdict(list)
+    for b in plan.buffers.values():
+        held[(b.fifo, b.tile)].append(b.index)
+    for name in plan.fifos:
+        depth = plan.design.fifo(name).depth
+        for tile in sorted(_homes(plan, name)):
+            got = sorted(held.get((name, tile), []))
+            if got != list(range(depth)):
+                raise PlanError(f"fifo {name!r} (depth {depth}) has buffers {got} on {_t(tile)}; it needs one for "
+                                f"each index 0-{depth - 1}")
+
+
+def _homes(plan: Plan, name: str) -> set[Coord]:
+    """The tiles whose memory holds ``name``'s buffers: the shared tile, or each non-host end's tile
+    (a link's only for the fifo that is whole there)."""
+    fp = plan.fifos[name]
+    if fp.shared:
+        return {fp.shared_tile}  # type: ignore[arg-type]
+    links = {ln.name: ln for ln in plan.design.links}
+    out = set()
+    for e in (fp.producer, *fp.consumers):
+        if e.agent == HOST:
+            continue
+        kind, agent = e.agent.split(":", 1)
+        if kind == "link" and whole_fifo(links[agent]) != name:
+            continue  # a part fifo moves from or to offsets in the whole fifo's buffers
+        out.add(e.tile)
+    return out
+
+
+def _budgets(plan: Plan) -> None:
+    """Locks per tile and BDs per pool, as descriptors.py counts them."""
+    dev, design = plan.device, plan.design
+    links = {ln.name: ln for ln in design.links}
+    locks: dict[Coord, list[tuple[str, int]]] = defaultdict(list)
+    pools: dict[tuple[Coord, int, int], list[tuple[str, int]]] = defaultdict(list)
+    for name, fp in plan.fifos.items():
+        depth = design.fifo(name).depth
+        try:
+            if fp.shared:
+                locks[fp.shared_tile].append((f"fifo {name} (shared)", set_locks(dev, depth)))  # type: ignore[index]
+                continue
+            for e, direction in ((fp.producer, MM2S), *((c, S2MM) for c in fp.consumers)):
+                who = f"{e.agent} {direction.upper()} ch{e.channel} ({name})"
+                first, size = dev.bd_pool(e.tile, e.channel)  # type: ignore[arg-type]
+                pools[(e.tile, first, size)].append((who, end_bds(design, name, e.agent)))
+                if e.agent == HOST:
+                    n = host_end_locks(dev)
+                elif e.agent.startswith("core:"):
+                    n = set_locks(dev, depth)
+                else:
+                    ln = links[agent_name(e.agent)]
+                    n = set_locks(dev, depth, part_count(ln)) if whole_fifo(ln) == name else 0
+                if n:
+                    locks[e.tile].append((who, n))
+        except PlanError as err:
+            raise PlanError(f"fifo {name!r}: {err}") from None
+    for tile, users in sorted(locks.items()):
+        need, have = sum(n for _, n in users), dev.locks(tile)
+        if need > have:
+            raise PlanError(f"tile {_t(tile)} has {have} locks, {need} needed: "
+                            + ", ".join(f"{w}: {n}" for w, n in users))
+    for (tile, first, size), users in sorted(pools.items()):
+        need = sum(n for _, n in users)
+        if need > size:
+            raise PlanError(f"tile {_t(tile)} has {size} buffer descriptors for BDs {first}-{first + size - 1}, "
+                            f"{need} needed: " + ", ".join(f"{w}: {n}" for w, n in users))
+
+
 def _check_buffer_home(plan: Plan, name: str) -> None:
     """A buffer lives on the memory its fifo uses there: the shared tile, or an end's tile (not the host's)."""
     b = plan.buffers[name]
     fp = plan.fifos.get(b.fifo)
     if fp is None:
         raise PlanError(f"buffer {name!r} belongs to no fifo of the plan (fifo {b.fifo!r})")
-    if fp.shared:
-        homes = {fp.shared_tile}
-    else:
-        homes = {e.tile for e in (fp.producer, *fp.consumers) if e.agent != HOST}
+    homes = _homes(plan, b.fifo)
     if b.tile not in homes:
         raise PlanError(f"buffer {name!r} of fifo {b.fifo!r} is on {_t(b.tile)}, where the fifo has no end; "
                         f"its buffers go on {', '.join(_t(t) for t in sorted(homes))}")  # type: ignore[arg-type]
