@@ -153,14 +153,14 @@ CHECK-NOT: aiex.npu
     )
 
 
-def test_extern_kernel_is_a_private_declaration_linked_by_the_core() -> None:
+def test_extern_kernel_is_a_private_declaration_that_links_its_object() -> None:
     text = emit_mlir(planned("extern_scale", "npu1"))
     filecheck(
         """
 CHECK: "func.func"() <{function_type = (memref<1024xi32>, memref<1024xi32>, i32) -> (), sym_name = "scale_int32", sym_visibility = "private"}> ({
-CHECK-NEXT: }) : () -> ()
+CHECK-NEXT: }) {link_with = "scale.o"} : () -> ()
 CHECK: "func.call"({{.*}}) <{callee = @scale_int32}>
-CHECK: }) {link_with = "scale.o", stack_size = 1024 : i32} : (index) -> index
+CHECK: }) {stack_size = 1024 : i32} : (index) -> index
 """,
         text,
     )

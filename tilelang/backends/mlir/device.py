@@ -97,7 +97,7 @@ def emit_kernels(dm: DeviceModule) -> None:
     """One ``func.func`` per kernel the cores call: a body in upstream dialects, or a private declaration for an extern kernel."""
     for k in dm.design.kernels:
         if isinstance(k, ExternKernel):
-            declare_extern(k.name, k.params)
+            declare_extern(k.name, k.params, k.object_file)
         elif isinstance(k, Kernel):
             dm.kernel_stack[k.name] = stack_bytes(lower_kernel(k))
 
@@ -112,11 +112,10 @@ def core_kernels(core: Core) -> list[str]:
 
 
 def core_attrs(dm: DeviceModule, core: Core) -> dict[str, object]:
-    """``stack_size`` (as the plan reserved it) and ``link_with`` (the extern kernels' object file).
+    """``stack_size`` as the plan reserved it (extern kernels' objects are linked per function: ``link_with``).
 
     Raises:
         PlanError: the core's kernels need more stack than the plan reserved.
-        TileLangError: the core calls extern kernels from different object files.
     """
     called = core_kernels(core)
     need = max((dm.kernel_stack.get(k, 0) for k in called), default=0)
@@ -127,18 +126,7 @@ def core_attrs(dm: DeviceModule, core: Core) -> dict[str, object]:
             f"{STACK_BYTES} B stack per core; write results straight into tile parameters "
             "(c[...] = a @ b, c[...] += a @ b, y[...] = tl.sum(x, axis=...)) or split the kernel"
         )
-    objects = sorted(
-        {k.object_file for k in dm.design.kernels if k.name in called and isinstance(k, ExternKernel) and k.object_file}
-    )
-    if len(objects) > 1:
-        raise TileLangError(
-            f"core {core.name!r} calls extern kernels from {objects}; aie.core links one object file (link_with), "
-            "so put them in one archive or object"
-        )
-    attrs: dict[str, object] = {"stack_size": aie_ops.i32(STACK_BYTES)}
-    if objects:
-        attrs["link_with"] = aie_ops.string(objects[0])
-    return attrs
+    return {"stack_size": aie_ops.i32(STACK_BYTES)}
 
 
 def emit_core(dm: DeviceModule, core: Core, sync: SyncLowering) -> object:

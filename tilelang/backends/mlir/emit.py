@@ -88,7 +88,7 @@ def emit_kernel_functions(design: object, as_module: bool = False) -> str | obje
         with m.ir.InsertionPoint(module.body):
             for k in design.kernels:
                 if isinstance(k, ExternKernel):
-                    declare_extern(k.name, k.params)
+                    declare_extern(k.name, k.params, k.object_file)
                 else:
                     lower_kernel(k)
         try:

@@ -60,11 +60,18 @@ def lower_kernel(kernel: Kernel, c_interface: bool = False) -> object:
     return fn
 
 
-def declare_extern(name: str, params: tuple[Param, ...]) -> object:
-    """``func.func private @name(...)``: a vendor kernel the toolchain links (no body)."""
+def declare_extern(name: str, params: tuple[Param, ...], object_file: str | None = None) -> object:
+    """``func.func private @name(...)``: a vendor kernel the toolchain links (no body).
+
+    With ``object_file``, the declaration carries ``link_with`` (mlir-aie's current form: its
+    ``aie-assign-core-link-files`` pass gives each core calling it that file in ``link_files``).
+    """
     m = mlir()
     ftype = m.ir.FunctionType.get([param_type(p) for p in params], [])
-    return m.func.FuncOp(name, ftype, visibility="private")
+    fn = m.func.FuncOp(name, ftype, visibility="private")
+    if object_file:
+        fn.attributes["link_with"] = m.ir.StringAttr.get(object_file)
+    return fn
 
 
 def stack_bytes(fn: object) -> int:

@@ -39,7 +39,7 @@ from tilelang.errors import TileLangError
 LEVELS = ("objectfifo", "physical")
 
 _LOWER = (
-    "lower-affine,aie-canonicalize-device,aie.device(aie-assign-lock-ids,aie-register-objectFifos,"
+    "lower-affine,aie-canonicalize-device,aie.device(aie-assign-core-link-files,aie-assign-lock-ids,aie-register-objectFifos,"
     "aie-objectFifo-stateful-transform,aie-assign-bd-ids,aie-lower-cascade-flows,aie-lower-broadcast-packet,"
     "aie-lower-multicast,aie-assign-tile-controller-ids,aie-generate-column-control-overlay,"
     "aie-assign-buffer-addresses{{alloc-scheme={scheme}}}),convert-scf-to-cf,"
