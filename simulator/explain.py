@@ -34,13 +34,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.cost import kernel_cycles
+from simulator.result import UTILISATION
 from tilelang.errors import SimulationError
 from tilelang.ir.design import Call, Core, Loop, Stmt
 from tilelang.ir.kernel import Kernel, OpKind
 from tilelang.ir.plan import Plan
-
-#: What "utilisation" means wherever this module prints it.
-UTILISATION = "utilisation = busy cycles / run cycles (core: kernel calls; DMA channel: moving data)"
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from simulator.explain import Explanation
     from tilelang.ir.plan import Plan
 
+#: What "utilisation" means in every statistic and report of a simulation.
+UTILISATION = ("utilisation = busy cycles / run cycles (core: in kernel calls; DMA channel, memtile link, "
+               "stream link: moving data)")
+
 #: Trace "processes", one per kind of agent, in display order.
 GROUPS = ("cores", "DMA channels", "memtile links", "host")
 
@@ -156,8 +160,11 @@ class Stats:
         cores: per core busy/stall cycles and what it stalled on.
         channels: per DMA channel ("compute (c,r) s2mm 0", ...).
         links: per memtile link (the transfers into and out of it).
-        stream_links: per directed neighbour link "(c,r)->(c2,r2)"; utilisation is
-            bytes over the link's full width (capacity x stream width x cycles).
+        stream_links: per directed neighbour link "(c,r)->(c2,r2)"; busy while any flow
+            routed over it moves data (how many of its channels the plan uses is in the
+            plan's report).
+
+    Utilisation is one thing everywhere: busy cycles over the run's cycles (:data:`UTILISATION`).
         fifos: per streamed fifo.
         moves: per host move: issue and completion cycles, bytes.
         ddr_bytes_read / ddr_bytes_written: host memory traffic.
@@ -184,7 +191,7 @@ class Stats:
     def report(self) -> str:
         """A readable table of the statistics."""
         lines = [f"total cycles: {self.cycles}   events: {self.events}   mean core utilisation: "
-                 f"{self.utilisation():.1%}", "",
+                 f"{self.utilisation():.1%}", UTILISATION, "",
                  "core                busy  (of which banks)      stall     util  stalled on"]
         for name, c in self.cores.items():
             on = ", ".join(f"{f} {n}" for f, n in sorted(c.stalls.items(), key=lambda kv: -kv[1]))

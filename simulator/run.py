@@ -172,24 +172,19 @@ def _tiles(world: World) -> dict[str, object]:
     return tiles
 
 
-def _transfer(b: object, cycles: int, capacity_bytes: float | None = None) -> TransferStats:
+def _transfer(b: object, cycles: int) -> TransferStats:
+    """Bytes, busy cycles and utilisation (busy cycles / run cycles, the one definition used)."""
     busy = b.cycles  # type: ignore[attr-defined]
-    nbytes = b.bytes  # type: ignore[attr-defined]
-    if capacity_bytes is not None:
-        util = nbytes / (capacity_bytes * cycles) if cycles else 0.0
-    else:
-        util = busy / cycles if cycles else 0.0
-    return TransferStats(nbytes, busy, b.transfers, util)  # type: ignore[attr-defined]
+    util = busy / cycles if cycles else 0.0
+    return TransferStats(b.bytes, busy, b.transfers, util)  # type: ignore[attr-defined]
 
 
 def _stats(world: World, cycles: int) -> Stats:
     cores: dict[str, CoreStats] = {}
     for r in world.cores:
         cores[r.core.name] = r.stats
-    width = world.device.stream_bits / 8
     stream_links = {
-        f"({a[0]},{a[1]})->({b[0]},{b[1]})": _transfer(busy, cycles, width * world.network.capacity((a, b)))
-        for (a, b), busy in world.network.links.items()
+        f"({a[0]},{a[1]})->({b[0]},{b[1]})": _transfer(busy, cycles) for (a, b), busy in world.network.links.items()
     }
     moves = {m.dma.name: _move(m) for m in world.host.moves}
     if world.trace is not None:
