@@ -215,3 +215,18 @@ def test_locks_over_the_tiles_budget_are_refused() -> None:
     tile = p.placement["worker"]
     with pytest.raises(ParseError, match=rf"tile \({tile[0]},{tile[1]}\) has {locks} locks, {locks + 1} needed"):
         tl.ir.parse(_one_deeper(p, "a_in"))
+
+
+def test_two_links_holding_one_fifo_on_one_memtile_pass() -> None:
+    # a split's parts, each forwarded through a memtile that also holds the split's source: the fifo
+    # between two links on one memtile has a buffer set for each of them there
+    from fuzz_support import Spec, Stage, build
+
+    spec = Spec(device="npu1", elem=16, tiles=2, inputs="transpose", outputs="tiles",
+                stages=(Stage(kind="split", fns=((1, -15), (-3, -5))), Stage(kind="transpose", fns=())), lanes=1, copies=2)
+    from tilelang.ir.plan_verify import _homes
+
+    p = tl.plan(build(spec, [1] * spec.fifos(), None), strategy="greedy")
+    assert any(n == 2 for f in p.fifos for n in _homes(p, f).values())
+    verify_plan(p)
+    assert tl.ir.print(tl.ir.parse(tl.ir.print(p))) == tl.ir.print(p)

@@ -37,6 +37,7 @@ from tilelang.devices.abi import STACK_BYTES
 from tilelang.errors import PlanError
 from tilelang.ir.descriptors import end_bds, host_end_locks, part_count, set_locks, whole_fifo
 from tilelang.ir.plan import FifoEnd, Plan, agent_name
+from tilelang.ir.stream_channels import assign_channels
 from tilelang.ir.verify import HOST, fifo_ends
 
 Coord = tuple[int, int]
@@ -202,28 +203,29 @@ def _complete_sets(plan: Plan) -> None:
         held[(b.fifo, b.tile)].append(b.index)
     for name in plan.fifos:
         depth = plan.design.fifo(name).depth
-        for tile in sorted(_homes(plan, name)):
+        for tile, holders in sorted(_homes(plan, name).items()):
             got = sorted(held.get((name, tile), []))
-            if got != list(range(depth)):
-                raise PlanError(f"fifo {name!r} (depth {depth}) has buffers {got} on {_t(tile)}; it needs one for "
-                                f"each index 0-{depth - 1}")
+            if got != sorted(list(range(depth)) * holders):
+                each = f"each index 0-{depth - 1}" + (f", for each of its {holders} ends there" if holders > 1 else "")
+                raise PlanError(f"fifo {name!r} (depth {depth}) has buffers {got} on {_t(tile)}; it needs one for {each}")
 
 
-def _homes(plan: Plan, name: str) -> set[Coord]:
-    """The tiles whose memory holds ``name``'s buffers: the shared tile, or each non-host end's tile
-    (a link's only for the fifo that is whole there)."""
+def _homes(plan: Plan, name: str) -> Counter:
+    """The tiles whose memory holds ``name``'s buffers, with how many sets each: the shared tile, or each
+    non-host end's tile (a link's only for the fifo that is whole there; two links on one memtile, the
+    destination of one and the source of the next, each hold a set)."""
     fp = plan.fifos[name]
     if fp.shared:
-        return {fp.shared_tile}  # type: ignore[arg-type]
+        return Counter([fp.shared_tile])
     links = {ln.name: ln for ln in plan.design.links}
-    out = set()
+    out: Counter = Counter()
     for e in (fp.producer, *fp.consumers):
         if e.agent == HOST:
             continue
         kind, agent = e.agent.split(":", 1)
         if kind == "link" and whole_fifo(links[agent]) != name:
             continue  # a part fifo moves from or to offsets in the whole fifo's buffers
-        out.add(e.tile)
+        out[e.tile] += 1
     return out
 
 
@@ -309,3 +311,4 @@ def _routes(plan: Plan) -> None:
         if n > cap:
             users = sorted(k for k, r in plan.routes.items() if (a, b) in r.links)
             raise PlanError(f"link {_t(a)}->{_t(b)} carries {n} flows ({', '.join(users)}), has {cap} channels")
+    assign_channels(dev, plan.routes)  # the switches can give every hop a channel (the emitter's assignment)
