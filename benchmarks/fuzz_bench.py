@@ -81,6 +81,8 @@ def run_mutants(n: int, seed: int, timeout: float, plan_share: float) -> tuple[C
 def drawn_specs(n: int, seed: int) -> list[tuple]:
     """``n`` generated specs with a seed each, drawn by hypothesis (deterministic for a given n)."""
     out: list[tuple] = []
+    if n <= 0:
+        return out
 
     @settings(max_examples=n, database=None, derandomize=True, phases=[Phase.generate], deadline=None,
               suppress_health_check=list(HealthCheck))

@@ -15,7 +15,7 @@ import pytest
 from fuzz_support import bounded, check_design, mutate, specs, through_pipeline
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
-from zoo_support import CASES, zoo
+from zoo_support import CASES, planned, zoo
 
 import tilelang as tl
 
@@ -90,15 +90,17 @@ def test_disjoint_read_and_write_of_one_tensor_is_accepted():
 
 
 @cache
-def _printed(name: str, device: str) -> str:
-    return tl.ir.print(zoo.ZOO[name][0](device=device))
+def _printed(name: str, device: str, plan: bool) -> str:
+    return tl.ir.print(planned(name, device) if plan else zoo.ZOO[name][0](device=device))
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(CASES), st.integers(0, 2**32 - 1))
-def test_mutated_ir_text_ends_in_success_or_a_tilelang_error(case, seed):
-    text = mutate(_printed(*case), random.Random(seed))
+@given(st.sampled_from(CASES), st.booleans(), st.integers(0, 2**32 - 1))
+def test_mutated_ir_text_ends_in_success_or_a_tilelang_error(case, plan, seed):
+    """Design text is parsed, planned, simulated and emitted; plan text is checked against the device data
+    (tests/fuzz_support.plan_violations) when it parses, then simulated and emitted as it is."""
+    text = mutate(_printed(*case, plan), random.Random(seed))
     outcome = bounded(through_pipeline, (text,), CASE_SECONDS)
     assert outcome[0] in ("ok", "error"), f"{outcome[0]} on a mutant of {case}:\n{outcome[-1]}\n--- text ---\n{text}"
     if outcome[0] == "ok":
-        assert outcome[1] == "ok", f"timed and functional outputs differ on a mutant of {case}:\n{text}"
+        assert outcome[1] == "ok", f"{outcome[1]} on a mutant of {case}:\n{text}"
