@@ -16,6 +16,7 @@ from dataclasses import replace
 from tilelang.errors import PlanError
 from tilelang.ir.design import Design
 from tilelang.ir.plan import BufferPlacement, FifoEnd, FifoPlan, Plan, Route, SolveInfo
+from tilelang.ir.stream_channels import assign_channels
 from tilelang.ir.verify import verify_design
 from tilelang.plan.bank_fit import first_fit_banks
 from tilelang.plan.bank_ilp import ilp_banks
@@ -180,6 +181,7 @@ def _assemble(
 ) -> Plan:
     _, names = _flows(problem, carriage, placement)
     routes: dict[str, Route] = dict(zip(names, routing.routes, strict=True))
+    assign_channels(problem.device, routes)  # every hop gets a channel the switches can connect (raises if not)
     r = routing.solve
     route_info = SolveInfo(r.method, r.status, 0.0, r.objective, routing.gap, r.message)
     solves = {"placement": _zero(place_info), "buffers": _zero(buf_info), "routing": route_info}

@@ -1,11 +1,9 @@
 """The plan's routes as stream-switch settings: ``aie.switchbox`` / ``aie.shim_mux`` with ``aie.connect``.
 
 A route is a tree of neighbour links from its source's MM2S channel to each
-destination's S2MM channel. The plan chooses the links; the emitter chooses
-which channel of each link a flow takes (channel ``k`` of a master port feeds
-channel ``k`` of the neighbour's facing slave port). Channels matter where a
-switch keeps the index (the device's switch rules, e.g. an AIE-ML memtile
-connects South k only to North k): hops joined that way take one index. A tile's switchbox then connects, for every flow through it, the
+destination's S2MM channel. The plan chooses the links; which channel of each
+link a flow takes follows the device's switch rules
+(``tilelang.ir.stream_channels``). A tile's switchbox then connects, for every flow through it, the
 slave port the flow arrives on to each master port it leaves on (several for a
 broadcast). A shim DMA reaches its switchbox through the shim mux on a fixed
 port (enums.SHIM_MUX_PORT).
@@ -13,26 +11,18 @@ port (enums.SHIM_MUX_PORT).
 
 from __future__ import annotations
 
-from collections import deque
-
 from tilelang.backends.mlir import aie_ops
 from tilelang.backends.mlir._mlir import mlir
 from tilelang.backends.mlir.device import DeviceModule
 from tilelang.backends.mlir.enums import SHIM_MUX_PORT, WIRE_BUNDLE
+from tilelang.devices.layout import LINK_BUNDLES
 from tilelang.errors import PlanError
-from tilelang.ir.plan import FifoEnd, Route
+from tilelang.ir.plan import FifoEnd
+from tilelang.ir.stream_channels import assign_channels, route_hops
 
 Coord = tuple[int, int]
 Port = tuple[str, int]  # (bundle name, channel)
 Connect = tuple[Port, Port]  # (slave port in, master port out)
-
-#: (dc, dr) of a link -> (master bundle at its source, slave bundle at its destination).
-LINK_BUNDLES = {
-    (0, 1): ("North", "South"),
-    (0, -1): ("South", "North"),
-    (1, 0): ("East", "West"),
-    (-1, 0): ("West", "East"),
-}
 
 
 def route_tiles(dm: DeviceModule) -> set[Coord]:
@@ -43,20 +33,6 @@ def route_tiles(dm: DeviceModule) -> set[Coord]:
         out.update(r.dests)
         for a, b in r.links:
             out.update((a, b))
-    return out
-
-
-def _ordered_links(route: Route) -> list[tuple[Coord, Coord]]:
-    """The route's links breadth first from its source (a fixed order)."""
-    children: dict[Coord, list[Coord]] = {}
-    for a, b in route.links:
-        children.setdefault(a, []).append(b)
-    out, queue = [], deque([route.source])
-    while queue:
-        t = queue.popleft()
-        for c in sorted(children.get(t, [])):
-            out.append((t, c))
-            queue.append(c)
     return out
 
 
@@ -75,79 +51,6 @@ def _dma_port(dm: DeviceModule, tile: Coord, direction: str, channel: int) -> Po
     return ("DMA", channel)
 
 
-Hop = tuple[Coord, Coord]
-
-
-def _hops(name: str, route: Route) -> list[Hop]:
-    """The route's links from its source outward, each continuing a path already reached."""
-    reached = {route.source}
-    hops = _ordered_links(route)
-    for a, b in hops:
-        if (b[0] - a[0], b[1] - a[1]) not in LINK_BUNDLES or a not in reached:
-            raise PlanError(f"route {name!r}: link {a}->{b} does not continue a path from {route.source}")
-        reached.add(b)
-    return hops
-
-
-def _channel_groups(dm: DeviceModule, hops: list[Hop]) -> list[list[Hop]]:
-    """The route's hops in groups that must use one channel index.
-
-    Two consecutive hops a->b->c share a group when b's switch keeps the channel from the
-    arriving bundle to the leaving one (device rule ``"same"``, e.g. an AIE-ML memtile's
-    North/South pass-through).
-    """
-    device = dm.plan.device
-    group_of: dict[Hop, list[Hop]] = {}
-    groups: list[list[Hop]] = []
-    arriving = {b: (a, b) for a, b in hops}
-    for a, b in hops:
-        prev = arriving.get(a)
-        in_bundle = LINK_BUNDLES[(prev[1][0] - prev[0][0], prev[1][1] - prev[0][1])][1] if prev else None
-        out_bundle = LINK_BUNDLES[(b[0] - a[0], b[1] - a[1])][0]
-        if prev is not None and device.switch_rule(a, in_bundle, out_bundle) == "same":
-            group = group_of[prev]
-        else:
-            group = []
-            groups.append(group)
-        group.append((a, b))
-        group_of[(a, b)] = group
-    return groups
-
-
-def _assign_channels(dm: DeviceModule) -> dict[tuple[str, Hop], int]:
-    """The channel index each route takes on each of its links.
-
-    Groups of hops that must keep one index are placed first (longest first, then by route
-    name), each at the lowest index free on all its links; single hops then fill in. The
-    switch rules that force a shared index (memtile pass-through) join links of equal
-    capacity that only pass-through flows share, so a routing within link capacities
-    always gets an assignment this way.
-
-    Raises:
-        PlanError: a link carries more flows than it has channels.
-    """
-    device = dm.plan.device
-    pending: list[tuple[int, str, int, list[Hop]]] = []
-    for name in sorted(dm.plan.routes):
-        for i, group in enumerate(_channel_groups(dm, _hops(name, dm.plan.routes[name]))):
-            pending.append((-len(group), name, i, group))
-    taken: dict[Hop, set[int]] = {}
-    chosen: dict[tuple[str, Hop], int] = {}
-    for _, name, _, group in sorted(pending, key=lambda p: p[:3]):
-        cap = min(device.link_capacity(a, b) for a, b in group)
-        k = next((k for k in range(cap) if all(k not in taken.get(h, ()) for h in group)), None)
-        if k is None:
-            a, b = group[0]
-            raise PlanError(
-                f"route {name!r}: link {a}->{b} has {device.link_capacity(a, b)} channels, all taken "
-                f"(by {len(taken.get((a, b), ()))} flows)"
-            )
-        for h in group:
-            taken.setdefault(h, set()).add(k)
-            chosen[(name, h)] = k
-    return chosen
-
-
 def connections(dm: DeviceModule) -> tuple[dict[Coord, list[Connect]], dict[Coord, list[Connect]]]:
     """(switchbox connects, shim mux connects) per tile for every route of the plan.
 
@@ -159,7 +62,7 @@ def connections(dm: DeviceModule) -> tuple[dict[Coord, list[Connect]], dict[Coor
             more flows than it has channels, or a connection is not one the switch can make.
     """
     device = dm.plan.device
-    channel = _assign_channels(dm)
+    channel = assign_channels(dm.plan.device, dm.plan.routes)
     boxes: dict[Coord, list[Connect]] = {}
     muxes: dict[Coord, list[Connect]] = {}
     for name in sorted(dm.plan.routes):
@@ -171,7 +74,7 @@ def connections(dm: DeviceModule) -> tuple[dict[Coord, list[Connect]], dict[Coor
         arrive: dict[Coord, Port] = {route.source: _dma_port(dm, route.source, "mm2s", src_ch)}
         if device.tile_kind(route.source) == "shim":
             muxes.setdefault(route.source, []).append((("DMA", src_ch), ("North", SHIM_MUX_PORT[("mm2s", src_ch)])))
-        for a, b in _hops(name, route):
+        for a, b in route_hops(name, route):
             k = channel[(name, (a, b))]
             out_bundle, in_bundle = LINK_BUNDLES[(b[0] - a[0], b[1] - a[1])]
             boxes.setdefault(a, []).append((arrive[a], (out_bundle, k)))
