@@ -75,7 +75,16 @@ def run_mutants(n: int, seed: int, timeout: float, plan_share: float) -> tuple[C
         counts[key] += 1
         if key.split(" ")[0] in BAD:
             examples.setdefault(key, []).append((label, result, mutant))
+        progress("mutants", counts)
     return counts, examples
+
+
+def progress(what: str, counts: Counter, every: int = 250) -> None:
+    """A running tally on stderr every ``every`` cases, so a cut-short run still says where it got."""
+    done = sum(counts.values())
+    if done % every == 0:
+        tally = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
+        print(f"[{what} {done}] {tally}", file=sys.stderr, flush=True)
 
 
 def drawn_specs(n: int, seed: int) -> list[tuple]:
@@ -109,6 +118,7 @@ def run_designs(n: int, seed: int, timeout: float) -> tuple[Counter, dict]:
         counts[key] += 1
         if key.split(" ")[0] in BAD:
             examples.setdefault(key, []).append((repr(spec), result, ""))
+        progress("designs", counts, 50)
     return counts, examples
 
 
