@@ -154,3 +154,38 @@ def test_missing_tools_raise_a_vendor_flow_error(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(vendor, "find_tools", lambda: None)
     with pytest.raises(vendor.VendorFlowError, match="aie-opt/aie-translate not found"):
         vendor.compile_text("module {}", "objectfifo")
+
+
+def test_tilelang_compile_writes_the_artefacts(tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    root = HERE.parent
+    out = tmp_path / "build"
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from tilelang.cli import main; sys.exit(main(sys.argv[1:]))", "compile", str(root / "examples" / "designs.py") + ":vector_scalar_mul",
+         "-o", str(out), "--json"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    names = {Path(f).name for f in doc["files"]}
+    assert {"lower.mlir", "npu.mlir", "insts.bin", "cores.ll"} <= names
+    assert any(n.endswith("_aie_cdo_init.bin") for n in names)
+    assert (out / "insts.bin").stat().st_size > 0
+
+
+def test_tilelang_compile_reports_a_failing_stage_in_one_line(tmp_path: Path) -> None:
+    import subprocess
+
+    bad = tmp_path / "plan.json"
+    bad.write_text(planned("vector_scalar_mul", "npu1").to_json())
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from tilelang.cli import main; sys.exit(main(sys.argv[1:]))", "compile", str(bad), "-o", str(tmp_path / "b")],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600,
+        env={**__import__("os").environ, "AIE_OPT": str(tmp_path / "no-such-aie-opt")},
+    )
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "mlir-aie lower stage failed: cannot run" in proc.stderr, proc.stderr
+    assert "no-such-aie-opt" in proc.stderr
