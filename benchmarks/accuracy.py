@@ -45,6 +45,12 @@ Figures and how each is reproduced:
   chunks of outputs through neighbour shared memory (the cascade's place) and each
   stage gets its window of the input from the shim. The chunk is the design's own
   choice: the fastest simulated among 16, 32, 64 and 128.
+- [XD100] Vitis Tutorials, AIE-ML programming and optimization, "Performance
+  Analysis" of the optimized 64x64x64 int8 matrix multiply on the VEK280's AIE-ML
+  (vendor AIE simulator profile): "32 bits output 1750 58%", "16 bits output 1121
+  91%" (cycles, MAC efficiency at 256 int8 MACs per cycle). The same kernel, C = A @ B
+  (the tutorial's kernel computes C without reading it), on xcve2802; the i16 output
+  is the i32 product cast (the tutorial's shift-round-saturate).
 - [IRON172] int8 GEMM on npu2 (Strix Halo), "2048³ ≈7–8.2 TOPS", XRT-timed, with
   IRON's GEMM operator (the whole-array layout of tl.library.matmul). The issue
   does not state the tiles or columns; the row uses the operator's defaults as
@@ -282,6 +288,18 @@ I2735 = "https://github.com/Xilinx/mlir-aie/issues/2735"
 I1198 = "https://github.com/nod-ai/iree-amd-aie/issues/1198"
 EQUEUE = "EQueue repository (cucapra/EventQueue), as recorded in AIE_FACTS"
 IRON172 = "https://github.com/amd/IRON/issues/172"
+XD100 = ("https://docs.amd.com/r/en-US/Vitis-Tutorials-AI-Engine-Development/Performance-Analysis (AIE-ML "
+         "tutorial 01, optimized kernel, AIE simulator)")
+
+
+def aieml_int8_kernel_cycles(out) -> float:
+    """Cycles of one 64^3 int8 matmul call C = A @ B on AIE-ML (xcve2802, the VEK280's part)."""
+
+    @tl.kernel
+    def mm(a: tl.Tile[(64, 64), tl.i8], b: tl.Tile[(64, 64), tl.i8], c: tl.Tile[(64, 64), out]):
+        c[...] = (a @ b).astype(out)
+
+    return cost.kernel_cycles(mm, tl.device("xcve2802"))
 
 
 def npu2_int8_gemm_tops(size: int = 2048) -> float:
@@ -312,6 +330,10 @@ def figures() -> list[Figure]:
                "cycles", fir_single, VALIDATION),
         Figure("FIR 32 taps, 512 outputs, 4 kernels", "xcvc1902", EQUEUE, "538 vs 539 cycles, 4 kernels", 539,
                "cycles", lambda: fir_chain()[0], VALIDATION),
+        Figure("64^3 i8 matmul kernel, i32 out", "xcve2802", XD100, "32 bits output 1750 58%", 1750, "cycles",
+               lambda: aieml_int8_kernel_cycles(tl.i32), VALIDATION),
+        Figure("64^3 i8 matmul kernel, i16 out", "xcve2802", XD100, "16 bits output 1121 91%", 1121, "cycles",
+               lambda: aieml_int8_kernel_cycles(tl.i16), VALIDATION),
         Figure("whole-array GEMM 2048^3 i8 -> i32, TOPS", "npu2", IRON172, "2048³ ≈7–8.2 TOPS", 8.2, "TOPS",
                npu2_int8_gemm_tops, VALIDATION),
         Figure("64^3 i16 matmul, ideal cycles", "npu1", PG4C, "2048 cycles = 262,144/ 64", 2048, "cycles",
