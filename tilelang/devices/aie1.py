@@ -143,7 +143,9 @@ XCVC1902 = Device(
     aie_device_id=1,  # [F] AIEDevice xcvc1902=1
     # 1.25 GHz on the VCK190 board's VC1902: XRT PR 6460 "Clock frequency of AIE partition(1)
     # is: 1250.00 MHz" (xbutil on a vck190); MaxEVA (FPT 2023) "400 processor cores, operating
-    # at 1.25 GHz". [F] peaks are quoted at 1 GHz (1 to 1.25 GHz by speed grade).
+    # at 1.25 GHz"; Vitis Tutorials (XD100) "Calculating the Kernel Latency": the AIE simulation
+    # summary's "AI Engine Frequency as 1250 MHz". [F] peaks are quoted at 1 GHz (1 to 1.25 GHz
+    # by speed grade).
     clock_hz=1.25e9,
     stream_bits=32,  # [F] "32 bits per cycle per channel on AIE1"; [UG1079] 32-bit AXI4-Stream
     vector_bits=256,  # [UG1079] "two 256-bit wide load units and one 256-bit wide store unit"
