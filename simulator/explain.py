@@ -132,22 +132,9 @@ def explain(result: object, plan: Plan) -> Explanation:
         shares.append(Share("data movement", cycles - start, _fed(res, util), res, util))
     else:
         end, _, name = max(finished, key=lambda t: (t[0], t[1], t[2]))
-        core = _core(plan, name)
-        cs = stats.cores[name]
         path = _core_label(plan, name)
-        main, kernel_peak = _main_kernel(plan, core)
-        fill = sum(cs.fill.values())
-        if fill:
-            on = ", ".join(sorted(cs.fill))
-            shares.append(Share("fill", fill, f"waiting for the first input (on {on})"))
-        if cs.busy - cs.banks:
-            shares.append(Share("kernel compute", cs.busy - cs.banks, main))
-        if cs.banks:
-            shares.append(Share("bank conflicts", cs.banks, "kernel calls slowed by shared memory banks"))
-        stalls = {f: n - cs.fill.get(f, 0) for f, n in cs.stalls.items()}
-        for fifo, n in sorted(stalls.items(), key=lambda kv: (-kv[1], kv[0])):
-            if n:
-                shares.append(_wait(plan, stats, name, fifo, n))
+        core_shares, kernel_peak = _core_shares(plan, stats, name)
+        shares += core_shares
         if cycles - end:
             res, util = _busiest(_move_channels(plan, stats, last_only=True), stats, plan)
             shares.append(Share("drain", cycles - end, "last results to DDR" + (f": {_fed(res, util)}" if res else ""),
@@ -157,7 +144,7 @@ def explain(result: object, plan: Plan) -> Explanation:
                               f"not the run's {cycles} cycles")
     device_peak = _device_peak(plan, cycles)
     return Explanation(cycles, result.seconds, path, tuple(shares),  # type: ignore[attr-defined]
-                       _verdict(shares, cycles, kernel_peak, stats, path), device_peak, kernel_peak)
+                       _verdict(shares, cycles, kernel_peak, path), device_peak, kernel_peak)
 
 
 # -- the path ----------------------------------------------------------------------------
@@ -170,6 +157,26 @@ def _start(stats: object) -> int:
              if c.finished_at is not None]
     points = issued + begun
     return min(points) if points else 0
+
+
+def _core_shares(plan: Plan, stats: object, name: str) -> tuple[list[Share], float | None]:
+    """The path core's time from its start to its end: fill, compute, bank conflicts, later
+    waits per fifo; and its main kernel's MAC efficiency alone."""
+    cs = stats.cores[name]  # type: ignore[attr-defined]
+    main, kernel_peak = _main_kernel(plan, _core(plan, name))
+    shares = []
+    fill = sum(cs.fill.values())
+    if fill:
+        shares.append(Share("fill", fill, f"waiting for the first input (on {', '.join(sorted(cs.fill))})"))
+    if cs.busy - cs.banks:
+        shares.append(Share("kernel compute", cs.busy - cs.banks, main))
+    if cs.banks:
+        shares.append(Share("bank conflicts", cs.banks, "kernel calls slowed by shared memory banks"))
+    stalls = {f: n - cs.fill.get(f, 0) for f, n in cs.stalls.items()}
+    for fifo, n in sorted(stalls.items(), key=lambda kv: (-kv[1], kv[0])):
+        if n:
+            shares.append(_wait(plan, stats, name, fifo, n))
+    return shares, kernel_peak
 
 
 def _core(plan: Plan, name: str) -> Core:
@@ -372,7 +379,7 @@ def _device_peak(plan: Plan, cycles: int) -> float | None:
 # -- the verdict ---------------------------------------------------------------------------
 
 
-def _verdict(shares: list[Share], cycles: int, kernel_peak: float | None, stats: object, path: str) -> str:
+def _verdict(shares: list[Share], cycles: int, kernel_peak: float | None, path: str) -> str:
     """What bounds the run: the largest group of shares, named by its busiest resource."""
     groups: dict[str, list[Share]] = {}
     for s in shares:
