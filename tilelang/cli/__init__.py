@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 
 from tilelang.cli import commands
 from tilelang.cli import compile as compile_cli
@@ -67,6 +68,12 @@ def _design_args(p: argparse.ArgumentParser) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         runners = {"explore": explore_cli.run, "compile": compile_cli.run}
         code = runners.get(args.command, commands.run)(args)
@@ -84,6 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                      file: object = None, line: str | None = None) -> None:
+    """A warning (a planner fallback, say) as one ``warning:`` line on stderr, without Python's source echo."""
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def _discard_stdout() -> None:

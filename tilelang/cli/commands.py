@@ -80,10 +80,11 @@ def _planned(args: argparse.Namespace, target: Design | Plan) -> Plan:
 
 
 def read_inputs(path: str, design: Design) -> dict[str, np.ndarray]:
-    """The arrays of an ``.npz`` file, checked against the design's tensor names.
+    """The arrays of an ``.npz`` file, checked against the design's tensors before any planning.
 
     Raises:
-        UsageError: an unreadable file or an array named after no tensor.
+        UsageError: an unreadable file, an array named after no tensor, an input the
+            design reads that the file lacks, or an array of another shape.
     """
     try:
         with np.load(path) as data:
@@ -93,6 +94,13 @@ def read_inputs(path: str, design: Design) -> dict[str, np.ndarray]:
     unknown = sorted(set(arrays) - set(design.tensors))
     if unknown:
         raise UsageError(f"--inputs: {path} holds {unknown}, which are not tensors of {design.name} {list(design.tensors)}")
+    missing = [n for n in design.inputs if n not in arrays]
+    if missing:
+        raise UsageError(f"--inputs: {path} lacks {missing}, which {design.name} reads")
+    for name, a in arrays.items():
+        want = design.tensors[name].shape
+        if a.shape != want:
+            raise UsageError(f"--inputs: {path}: tensor {name!r} has shape {want}, the array has shape {a.shape}")
     return arrays
 
 
