@@ -27,15 +27,20 @@ from tilelang.explore import Exploration, Space, Trial, explore
 from tilelang.frontend.design import core, design, dma, fifo, join, range, split
 from tilelang.frontend.kernel import abs, exp, extern_kernel, kernel, matmul, max, maximum, minimum, relu, sum, where
 from tilelang.ir.dtypes import bf16, f32, i8, i16, i32
+from tilelang.ir.multiplan import MultiPlan
 from tilelang.ir.pattern import AccessPattern, pattern, tiles
 from tilelang.ir.plan import Plan
 from tilelang.ir.types import Tensor, TensorType, Tile, TileType
 from tilelang.plan.routing import Routing
 from tilelang.plan.tiling import Tiling
+from tilelang.tenancy import colocate, fuse
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "MultiPlan",
+    "colocate",
+    "fuse",
     "Routing",
     "Tiling",
     "Plan",

@@ -71,7 +71,15 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
     """
     from simulator import simulate as _simulate
     from tilelang.ir.design import Design
+    from tilelang.ir.multiplan import MultiPlan
 
+    if isinstance(plan, MultiPlan):  # co-located tenants: arrays are {tenant: {tensor: array}}
+        from simulator.tenants import simulate_multi
+        from tilelang.errors import SimulationError
+
+        if dispatch_overhead:
+            raise SimulationError("dispatch_overhead is per invocation of one design; a MultiPlan runs several")
+        return simulate_multi(plan, arrays, mode=mode, trace=trace)  # type: ignore[arg-type]
     if isinstance(plan, Design):
         from tilelang.plan import plan as _plan
 
@@ -98,12 +106,21 @@ def emit_mlir(plan: Plan, as_module: bool = False, level: str = "objectfifo", pr
         VendorFlowError: ``pretty`` without mlir-aie's aie-opt (the message says where it is looked for).
     """
     from tilelang.backends.mlir import emit_mlir as _emit
+    from tilelang.ir.multiplan import MultiPlan
 
     if pretty and as_module:
         from tilelang.errors import TileLangError
 
         raise TileLangError("emit_mlir: pretty=True gives text; it cannot be combined with as_module=True")
-    text = _emit(plan, as_module=as_module, level=level)
+    if isinstance(plan, MultiPlan):  # one aie.device per tenant's partition
+        from tilelang.backends.mlir.multi import emit_multi
+        from tilelang.errors import TileLangError
+
+        if as_module:
+            raise TileLangError("emit_mlir: a MultiPlan is emitted as text (one aie.device per tenant)")
+        text = emit_multi(plan, level=level)
+    else:
+        text = _emit(plan, as_module=as_module, level=level)
     if pretty:
         from tilelang.backends.mlir.vendor import pretty as _pretty
 

@@ -7,6 +7,7 @@
 Nothing below this package imports it.
 """
 
+from tilelang.tenancy.colocate import colocate
 from tilelang.tenancy.fuse import fuse
 
-__all__ = ["fuse"]
+__all__ = ["colocate", "fuse"]
