@@ -83,9 +83,9 @@ def decisions(lowered: str, device: tl.devices.Device) -> dict:
     }
 
 
-def measure(case: lb.Case) -> list[dict]:
+def measure(case: lb.Case, strategy: str) -> list[dict]:
     """The design through mlir-aie's flow at both levels."""
-    plan = tl.plan(case.build(), strategy="greedy")
+    plan = tl.plan(case.build(), strategy=strategy)
     rows = []
     for level in vendor.LEVELS:
         row = {"design": case.design, "device": case.device, "label": case.label, "level": level}
@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", choices=["small", "bench"], default="small",
                     help="small: the sizes the tests use; bench: library_bench's default sizes")
     ap.add_argument("--devices", default="npu1,npu2,xcvc1902")
+    ap.add_argument("--strategy", choices=["ilp", "greedy"], default="ilp", help="tilelang's planner strategy")
     args = ap.parse_args(argv)
     reason = vendor.missing_tools_reason()
     if reason:
@@ -119,12 +120,12 @@ def main(argv: list[str] | None = None) -> int:
     cases = [c for c in cases if c.device in devices]
     head = (f"{'design':<44} {'device':<9} {'level':<10} {'wirelength':>10} {'busiest':>8} "
             f"{'buffer KiB':>10} {'banks':>5} {'BDs':>5} {'seconds':>8}")
-    print(f"mlir-aie's flow at both levels ({vendor.find_tools().aie_opt})")
+    print(f"mlir-aie's flow at both levels ({vendor.find_tools().aie_opt}); tilelang plans: {args.strategy}")
     print("objectfifo: mlir-aie places buffers and routes (Pathfinder); physical: tilelang's plan, lowered unchanged")
     print(head)
     print("-" * len(head))
     for case in cases:
-        for row in measure(case):
+        for row in measure(case, args.strategy):
             name = f"{row['design']} {row['label']}"[:44]
             if "error" in row:
                 print(f"{name:<44} {row['device']:<9} {row['level']:<10} failed after {row['seconds']:.1f} s: "
