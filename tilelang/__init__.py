@@ -33,7 +33,7 @@ from tilelang.ir.plan import Plan
 from tilelang.ir.types import Tensor, TensorType, Tile, TileType
 from tilelang.plan.routing import Routing
 from tilelang.plan.tiling import Tiling
-from tilelang.tenancy import colocate, fuse
+from tilelang.tenancy import colocate, fuse, serve
 
 __version__ = "0.1.0"
 
@@ -41,6 +41,7 @@ __all__ = [
     "MultiPlan",
     "colocate",
     "fuse",
+    "serve",
     "Routing",
     "Tiling",
     "Plan",

@@ -9,5 +9,6 @@ Nothing below this package imports it.
 
 from tilelang.tenancy.colocate import colocate
 from tilelang.tenancy.fuse import fuse
+from tilelang.tenancy.serve import Costs, Request, ServeReport, ServiceTimes, serve
 
-__all__ = ["colocate", "fuse"]
+__all__ = ["Costs", "Request", "ServeReport", "ServiceTimes", "colocate", "fuse", "serve"]
