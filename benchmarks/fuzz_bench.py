@@ -2,11 +2,11 @@
 
 Run: ``.venv/bin/python benchmarks/fuzz_bench.py [--mutants 5000] [--designs 300] [--seed 0] [--timeout 60]``
 
-Mutants: the printed text of every zoo design (tests/mlir/zoo.py: the examples and more, at small
-sizes, on each device they support), and of its greedy plan for ``--plan-share`` of them, with 1-3
-random edits (integers set to 0, -1, 1, neighbours, doubles or huge values; names swapped or
-replaced; lines dropped or duplicated), then parsed, planned (greedy; a parsed plan as it is),
-simulated in both modes and emitted at both MLIR levels. Generated designs: random pipelines
+Mutants: the printed text of every zoo design (tests/mlir/zoo.py, at small sizes, on each device it
+supports) and of the design of every script in examples/ (``--small``), or of their greedy plans for
+``--plan-share`` of them, with 1-3 random edits (integers set to 0, -1, 1, neighbours, doubles or
+huge values; names swapped or replaced; lines dropped or duplicated), then parsed, planned (greedy;
+a parsed plan as it is), simulated in both modes and emitted at both MLIR levels. Generated designs: random pipelines
 (tests/fuzz_support.py) planned with two sets of fifo depths and a pinned placement, each simulated
 in both modes and compared with numpy.
 
@@ -30,24 +30,29 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fuzz_support import bounded, check_design, mutate, specs, through_pipeline  # noqa: E402
+from fuzz_support import bounded, check_design, example_designs, mutate, specs, through_pipeline  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from zoo_support import CASES, planned, zoo  # noqa: E402
+from zoo_support import CASES, zoo  # noqa: E402
 
 import tilelang as tl  # noqa: E402
 
 BAD = ("hang", "raw", "mode-dependent", "accepted-invalid", "mismatch")
 
 
-def sources(with_plans: bool) -> list[tuple[str, str]]:
-    """(label, printed text) of every zoo case, and of its greedy plan."""
-    out = []
-    for name, device in CASES:
-        out.append((f"{name}/{device}", tl.ir.print(zoo.ZOO[name][0](device=device))))
-        if with_plans:
-            out.append((f"{name}/{device} plan", tl.ir.print(planned(name, device))))
-    return out
+def sources() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(label, printed text) of every zoo case and every example script's design (--small), and of their
+    greedy plans."""
+    designs = [(f"{name}/{device}", zoo.ZOO[name][0](device=device)) for name, device in CASES]
+    designs += [(f"examples/{stem}", d) for stem, d in example_designs().items()]
+    texts, plans = [], []
+    for label, d in designs:
+        texts.append((label, tl.ir.print(d)))
+        try:
+            plans.append((f"{label} plan", tl.ir.print(tl.plan(d, strategy="greedy"))))
+        except tl.TileLangError as e:
+            print(f"(no plan text for {label}: {type(e).__name__})", file=sys.stderr)
+    return texts, plans
 
 
 def classify(result: tuple) -> str:
@@ -63,8 +68,7 @@ def classify(result: tuple) -> str:
 
 def run_mutants(n: int, seed: int, timeout: float, plan_share: float) -> tuple[Counter, dict]:
     rng = random.Random(seed)
-    designs = sources(False)
-    plans = [s for s in sources(True) if s[0].endswith(" plan")]
+    designs, plans = sources()
     counts: Counter = Counter()
     examples: dict[str, list] = {}
     for _ in range(n):

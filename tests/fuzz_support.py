@@ -12,6 +12,8 @@ third core adds or a memtile joins), and host moves write the result into ``C`` 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import multiprocessing
 import os
 import random
@@ -588,3 +590,44 @@ def check_design(spec: Spec, seed: int) -> tuple[int, list[str]]:
                 problems.append(f"{mode}, {what} (depths {depths}, pins {pins}): {wrong} of {want.size} differ: {spec}")
         checked += 1
     return checked, problems
+
+
+# -- the examples' designs ------------------------------------------------------------------------------
+
+
+def example_designs() -> dict[str, object]:
+    """The design each script in examples/ builds with ``--small``, without planning or running it.
+
+    Each script's ``main`` hands its design to ``harness.run``; that call is caught here.
+    """
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    if str(examples) not in sys.path:
+        sys.path.insert(0, str(examples))
+    import harness
+
+    found: dict[str, object] = {}
+    real = harness.run
+    for path in sorted(examples.glob("*.py")):
+        if path.stem in ("designs", "harness", "vmul"):
+            continue
+        name = f"tilelang_fuzz_example_{path.stem}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)  # type: ignore[union-attr]
+
+        def catch(label, design, *args, stem=path.stem, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+            found[stem if label == stem else f"{stem}:{label}"] = design
+            return 0
+
+        harness.run = catch
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):  # a script may report a kernel check first
+                mod.main(["--small", "--strategy", "greedy"])
+        finally:
+            harness.run = real
+    return found
