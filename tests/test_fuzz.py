@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import random
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pytest
-from fuzz_support import bounded, check_design, mutate, specs, through_pipeline
+from fuzz_support import bounded, check_design, example_designs, mutate, specs, through_pipeline
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 from zoo_support import CASES, planned, zoo
 
 import tilelang as tl
 
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 #: Seconds one mutant may take through parse, plan, both simulations and both emissions (in a child).
 CASE_SECONDS = 60
 
@@ -89,13 +91,25 @@ def test_disjoint_read_and_write_of_one_tensor_is_accepted():
     np.testing.assert_array_equal(out[64:], a[:64] + 1)
 
 
+#: Every zoo case (name, device) and every example script (stem, "small").
+SOURCES = CASES + [(p.stem, "small") for p in sorted(EXAMPLES.glob("*.py")) if p.stem not in ("designs", "harness", "vmul")]
+
+
+@cache
+def _examples() -> dict:
+    return example_designs()
+
+
 @cache
 def _printed(name: str, device: str, plan: bool) -> str:
-    return tl.ir.print(planned(name, device) if plan else zoo.ZOO[name][0](device=device))
+    design = _examples()[name] if device == "small" else zoo.ZOO[name][0](device=device)
+    if not plan:
+        return tl.ir.print(design)
+    return tl.ir.print(tl.plan(design, strategy="greedy") if device == "small" else planned(name, device))
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(CASES), st.booleans(), st.integers(0, 2**32 - 1))
+@given(st.sampled_from(SOURCES), st.booleans(), st.integers(0, 2**32 - 1))
 def test_mutated_ir_text_ends_in_success_or_a_tilelang_error(case, plan, seed):
     """Design text is parsed, planned, simulated and emitted; plan text is checked against the device data
     (tests/fuzz_support.plan_violations) when it parses, then simulated and emitted as it is."""
