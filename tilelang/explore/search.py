@@ -52,7 +52,7 @@ Progress = Callable[[int, int, "float | None"], None]
 
 def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int = 0, backend: Any = "local",
             workers: int | None = None, storage: str | None = None, time_limit: float | None = None,
-            address: str | None = None, progress: Progress | None = None) -> Exploration:
+            address: str | None = None, progress: Progress | None = None, prior: bool = True) -> Exploration:
     """Search a space for the point with the best objective (API.md "Explore").
 
     Args:
@@ -71,6 +71,8 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
             as "timeout" (None: no limit).
         address: the Ray cluster to join (backend "ray"; None starts a local instance).
         progress: called as ``progress(trials done, trials wanted, best objective)`` after each batch.
+        prior: rank the points by the factory's analytic estimate and evaluate the best first
+            (False: the sampler alone, for comparison).
 
     Returns:
         The :class:`Exploration`. Failed points are trials with their status and message;
@@ -86,7 +88,7 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
     if not keys:
         raise TileLangError("explore: the space has no point (its constraint rejects every one)")
     want = min(budget, len(keys))
-    estimates = _estimates(space)
+    estimates = _estimates(space) if prior else {}
     order = sorted((k for k in keys if estimates.get(k) is not None), key=lambda k: (estimates[k], k))
     fallback = order + [k for k in keys if estimates.get(k) is None]
     runner, backend_name, close = _runner(backend, workers, time_limit, address, space)
