@@ -559,11 +559,13 @@ def plan_violations(plan) -> list[str]:  # noqa: ANN001, C901 - one list of inde
 def check_design(spec: Spec, seed: int) -> tuple[int, list[str]]:
     """Simulate ``spec`` with two sets of fifo depths and a pinned placement, in both modes, against numpy.
 
-    Each variant's design and plan are printed and parsed back first. A variant the planner refuses
-    (a tilelang PlanError: a pinned tile or depth the device cannot carry) is skipped.
+    Each variant's design and plan are printed and parsed back first, and the plan must pass
+    :func:`plan_violations`. A variant the planner refuses (a tilelang PlanError: a pinned tile or
+    depth the device cannot carry) is skipped.
 
     Returns:
-        (variants compared, what differed: one line per mode and variant whose output is not numpy's).
+        (variants compared, what was wrong: one line per plan violation, and per mode and variant whose
+        output is not numpy's).
     """
     import simulator
 
@@ -583,6 +585,7 @@ def check_design(spec: Spec, seed: int) -> tuple[int, list[str]]:
             plan = tl.ir.parse(tl.ir.print(tl.plan(design, strategy="greedy")))
         except tl.PlanError:
             continue
+        problems += [f"planner, {what}: {v}: {spec}" for v in plan_violations(plan)]
         for mode in ("timed", "functional"):
             got = simulator.simulate(plan, A=a, mode=mode, trace=False).outputs["C"]
             if not np.array_equal(got, want):
