@@ -40,11 +40,14 @@ import tilelang as tl  # noqa: E402
 BAD = ("hang", "raw", "mode-dependent", "accepted-invalid", "mismatch")
 
 
-def sources() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+def sources(which: str = "all") -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(label, printed text) of every zoo case and every example script's design (--small), and of their
-    greedy plans."""
+    greedy plans; ``which``: "all", "zoo" or "examples"."""
     designs = [(f"{name}/{device}", zoo.ZOO[name][0](device=device)) for name, device in CASES]
-    designs += [(f"examples/{stem}", d) for stem, d in example_designs().items()]
+    if which == "examples":
+        designs = []
+    if which != "zoo":
+        designs += [(f"examples/{stem}", d) for stem, d in example_designs().items()]
     texts, plans = [], []
     for label, d in designs:
         texts.append((label, tl.ir.print(d)))
@@ -66,9 +69,9 @@ def classify(result: tuple) -> str:
     return kind
 
 
-def run_mutants(n: int, seed: int, timeout: float, plan_share: float) -> tuple[Counter, dict]:
+def run_mutants(n: int, seed: int, timeout: float, plan_share: float, which: str = "all") -> tuple[Counter, dict]:
     rng = random.Random(seed)
-    designs, plans = sources()
+    designs, plans = sources(which) if n > 0 else ([], [])
     counts: Counter = Counter()
     examples: dict[str, list] = {}
     for _ in range(n):
@@ -152,15 +155,17 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per case before it counts as a hang")
     ap.add_argument("--plan-share", type=float, default=0.25, help="share of mutants made from printed plans")
+    ap.add_argument("--sources", choices=("all", "zoo", "examples"), default="all",
+                    help="what to mutate: the zoo designs, the example scripts' designs, or both")
     ap.add_argument("--examples", type=int, default=5, help="cases listed per bad outcome")
     ap.add_argument("--text", action="store_true", help="also print the mutated text of each listed case")
     args = ap.parse_args()
 
-    print(f"fuzz_bench: {args.mutants} mutants, {args.designs} generated designs, seed {args.seed}, "
+    print(f"fuzz_bench: {args.mutants} mutants ({args.sources}), {args.designs} generated designs, seed {args.seed}, "
           f"{args.timeout:g} s per case")
     t0 = time.perf_counter()
-    m_counts, m_examples = run_mutants(args.mutants, args.seed, args.timeout, args.plan_share)
-    table("mutated IR text (zoo designs and plans)", m_counts, args.mutants, time.perf_counter() - t0)
+    m_counts, m_examples = run_mutants(args.mutants, args.seed, args.timeout, args.plan_share, args.sources)
+    table(f"mutated IR text ({args.sources}: designs and plans)", m_counts, args.mutants, time.perf_counter() - t0)
     t1 = time.perf_counter()
     d_counts, d_examples = run_designs(args.designs, args.seed, args.timeout)
     table("generated designs (3 variants each vs numpy)", d_counts, args.designs, time.perf_counter() - t1)
