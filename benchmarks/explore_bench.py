@@ -103,6 +103,24 @@ def best_of(results: list[dict]) -> float:
     return min(ok) if ok else math.inf
 
 
+def prior_quality(sp: tl.Space, results: dict[str, Any]) -> str:
+    """How the tiler's estimate ranks the points against the simulator (Spearman correlation)."""
+    from tilelang.explore.prior import matmul_estimate
+
+    est, sim, infeasible_estimated, ok_unestimated = [], [], 0, 0
+    for k in sp.keys():
+        kw = sp.arguments(k)[0]
+        e, r = matmul_estimate(kw), results[task_id(kw)]
+        if r["status"] == "ok" and e is not None:
+            est.append(e)
+            sim.append(r["metrics"]["cycles"])
+        infeasible_estimated += r["status"] != "ok" and e is not None
+        ok_unestimated += r["status"] == "ok" and e is None
+    rho = np.corrcoef(np.argsort(np.argsort(est)), np.argsort(np.argsort(sim)))[0, 1]
+    return (f"prior: Spearman rank correlation {rho:.3f} with simulated cycles over {len(est)} feasible points; "
+            f"{infeasible_estimated} infeasible points estimated, {ok_unestimated} feasible points not")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sweep", action="store_true", help="evaluate the points missing from the cache")
@@ -133,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"exhaustive sweep: {len(sp)} simulations, {sweep_secs / 60:.1f} min of evaluation "
           f"(cached: {CACHE.relative_to(ROOT)}; made by: {cache['command']})")
     print(f"optimum: {optimum:.0f} cycles at {best_id}")
+    print(prior_quality(sp, results))
     print()
     rows = []
     for seed in SEEDS:
