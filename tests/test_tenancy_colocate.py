@@ -120,3 +120,14 @@ def test_one_device_per_tenant_mlir_aie_accepts(mp: tl.MultiPlan, level: str) ->
     for name, t in mp.tenants.items():  # each partition through mlir-aie's whole flow, as any design
         res = vendor.compile_text(tl.emit_mlir(t.local, level=level), level)
         assert res.npu_insts, name
+
+
+def test_partition_picture_names_every_tenant(mp: tl.MultiPlan, tmp_path) -> None:  # noqa: ANN001
+    pytest.importorskip("matplotlib")
+    from tilelang.tenancy.picture import draw_partitions
+
+    fig = draw_partitions(mp)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert "a (npu1_1col)" in texts and "b (npu1_2col)" in texts
+    fig.savefig(tmp_path / "parts.png")
+    assert (tmp_path / "parts.png").stat().st_size > 0
