@@ -106,3 +106,37 @@ def test_fuse_refuses_more_cores_than_the_device_has() -> None:
 def test_fuse_refuses_nothing() -> None:
     with pytest.raises(tl.DesignError, match="at least one design"):
         fuse([], device="npu1")
+
+
+@tl.kernel
+def relu32(a: tl.Tile[(32, 32), tl.i16], c: tl.Tile[(32, 32), tl.i16]):
+    c[...] = tl.relu(a)
+
+
+def _chain() -> list:
+    gemm = {"device": "npu1", "cores": 1, "tiling": {"m": 32, "k": 32, "n": 32}}
+    return [tl.library.matmul(32, 32, 32, tl.i16, tl.i16, **gemm),
+            tl.library.elementwise(relu32, 32, device="npu1", cores=1),
+            tl.library.matmul(32, 32, 32, tl.i16, tl.i32, **gemm)]
+
+
+def test_connected_designs_fuse_through_an_on_chip_fifo() -> None:
+    """GEMM -> relu -> GEMM: the two intermediate tensors leave DDR; the result still equals numpy."""
+    fused = fuse(_chain(), device="npu1", connect=[(0, "C", 1, "A"), (1, "C", 2, "A")])
+    assert list(fused.tensors) == ["d0_A", "d0_B", "d2_B", "d2_C"]
+    rng = np.random.default_rng(2)
+    a, b, b2 = (rng.integers(-4, 4, (32, 32)).astype(np.int16) for _ in range(3))
+    res = tl.simulate(tl.plan(fused), d0_A=a, d0_B=b, d2_B=b2)
+    hidden = np.maximum((a.astype(np.int32) @ b.astype(np.int32)).astype(np.int16), 0)  # i16 C wraps
+    np.testing.assert_array_equal(res.outputs["d2_C"], hidden.astype(np.int32) @ b2.astype(np.int32))
+    assert res.stats.ddr_bytes_read == 2 * 3 * 32 * 32 and res.stats.ddr_bytes_written == 4 * 32 * 32
+
+
+def test_a_connection_in_another_order_keeps_ddr_and_says_so() -> None:
+    gemm = _chain()[0]
+    flat = tl.library.elementwise("relu", 1024, tl.i16, device="npu1", cores=1)
+    with pytest.raises(tl.DesignError, match=r"cannot feed design 1's 'A' on chip: 'C' is tensor<32x32xi16> but "
+                                             r"'A' is tensor<1024xi16>.*run them one after another"):
+        fuse([gemm, flat], device="npu1", connect=[(0, "C", 1, "A")])
+    with pytest.raises(tl.DesignError, match="producer must be an earlier design"):
+        fuse([gemm, flat], device="npu1", connect=[(1, "C", 0, "A")])

@@ -21,6 +21,7 @@ from tilelang.ir.design import (
     Dma,
     ElemArg,
     Endpoint,
+    EndpointKind,
     Loop,
     Release,
     Stmt,
@@ -181,3 +182,34 @@ def merge_designs(name: str, device: Device, designs: list[Design]) -> Design:
         dmas=tuple(dmas),
     )
 
+
+
+def _fifo_stmt(s: Stmt, old: str, new: str) -> Stmt:
+    if isinstance(s, Acquire | Release):
+        return dataclasses.replace(s, fifo=new) if s.fifo == old else s
+    if isinstance(s, Call):
+        args = tuple(dataclasses.replace(a, fifo=new) if isinstance(a, ElemArg) and a.fifo == old else a
+                     for a in s.args)
+        return dataclasses.replace(s, args=args)
+    if isinstance(s, Loop):
+        return dataclasses.replace(s, body=tuple(_fifo_stmt(b, old, new) for b in s.body))
+    raise TypeError(f"unknown statement {s!r}")
+
+
+def replace_fifo(design: Design, old: str, new: str) -> Design:
+    """``design`` with every use of fifo ``old`` (cores, links, moves) made a use of ``new``, ``old``'s declaration dropped.
+
+    ``new`` need not be declared in ``design`` (it may live in a design this one is merged with).
+    """
+
+    def ends(e: Endpoint) -> Endpoint:
+        return Endpoint(e.kind, new) if e.kind is not EndpointKind.TENSOR and e.name == old else e
+
+    return dataclasses.replace(
+        design,
+        fifos=tuple(f for f in design.fifos if f.name != old),
+        cores=tuple(dataclasses.replace(c, body=tuple(_fifo_stmt(s, old, new) for s in c.body)) for c in design.cores),
+        links=tuple(dataclasses.replace(lk, srcs=tuple(new if s == old else s for s in lk.srcs),
+                                        dsts=tuple(new if d == old else d for d in lk.dsts)) for lk in design.links),
+        dmas=tuple(dataclasses.replace(m, src=ends(m.src), dsts=tuple(ends(d) for d in m.dsts)) for m in design.dmas),
+    )

@@ -7,17 +7,31 @@ sequence interleaves the designs' moves round robin (tilelang/ir/rename.py,
 (docs/simulator.md, "host"), and the renamed designs share no fifo, so every
 move of the fused design waits on exactly what it waited on alone: the fusion
 adds no dependency and cannot deadlock where the designs did not.
+
+``connect=[(i, "C", j, "A")]`` turns design i's output C into design j's input A
+through an on-chip fifo (Rammer's inter-operator scheduling, in space): i's
+fifo that drained C feeds j's consumers of the fifo that was filled from A, and
+both moves and both tensors go. It is allowed only when the producer writes the
+tensor in exactly the order the consumer reads it (one move each, the same
+access pattern, equal fifo elements); otherwise tl.fuse says why and refuses,
+since within one runtime sequence a read of DDR cannot wait for another
+design's write (moves wait only on moves sharing a fifo): such designs keep the
+DDR round trip by running one after another.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from tilelang.devices import Device
 from tilelang.devices import device as lookup_device
 from tilelang.errors import DesignError
-from tilelang.ir.design import Design
-from tilelang.ir.rename import merge_designs, prefix_design
+from tilelang.ir.design import Design, Dma
+from tilelang.ir.rename import merge_designs, prefix_design, replace_fifo
+
+#: A connection: (producer design index, tensor it writes, consumer design index, tensor it reads).
+Connection = tuple[int, str, int, str]
 
 
 def _check(designs: Sequence[Design], dev: Device) -> None:
@@ -45,13 +59,81 @@ def _check(designs: Sequence[Design], dev: Device) -> None:
                 pins[c.tile] = f"core {c.name!r} of an earlier design"
 
 
-def fuse(designs: Sequence[Design], device: str | Device = "npu1", name: str = "fused") -> Design:
+def _only_move(d: Design, tensor: str, to_device: bool, who: str) -> Dma:
+    moves = [m for m in d.dmas if m.tensor == tensor and m.to_device == to_device]
+    if tensor not in d.tensors:
+        raise DesignError(f"tl.fuse: {who} has no tensor {tensor!r}; its tensors are {list(d.tensors)}")
+    if len(moves) != 1:
+        verb = "reads" if to_device else "writes"
+        raise DesignError(f"tl.fuse: {who} {verb} {tensor!r} in {len(moves)} moves; an on-chip connection needs "
+                          f"exactly one (the tensor keeps its DDR round trip: run the designs one after another)")
+    return moves[0]
+
+
+def _connect(designs: list[Design], c: Connection) -> tuple[str, str, str, str]:
+    """Check one connection; return (producer fifo, consumer fifo, producer move, consumer move), prefixed.
+
+    Raises:
+        DesignError: the connection cannot be an on-chip fifo (the message says why; the designs must then
+            run one after another, through DDR).
+    """
+    i, t, j, u = c
+    if not (isinstance(i, int) and isinstance(j, int) and 0 <= i < j < len(designs)):
+        raise DesignError(f"tl.fuse: connection {c!r}: the producer must be an earlier design than the consumer "
+                          f"(indexes into the {len(designs)} designs)")
+    pd, cd = designs[i], designs[j]
+    out = _only_move(pd, t, False, f"design {i} ({pd.name!r})")
+    inp = _only_move(cd, u, True, f"design {j} ({cd.name!r})")
+    pf, cf = out.src.name, inp.dsts[0].name
+    why = []
+    if len(inp.dsts) != 1:
+        why.append(f"its read of {u!r} feeds {len(inp.dsts)} fifos")
+    if pd.tensors[t].type != cd.tensors[u].type:
+        why.append(f"{t!r} is {pd.tensors[t].type} but {u!r} is {cd.tensors[u].type}")
+    if pd.fifo(pf).elem != cd.fifo(cf).elem:
+        why.append(f"the fifos' elements differ ({pd.fifo(pf).elem} written, {cd.fifo(cf).elem} read)")
+    if out.pattern != inp.pattern:
+        why.append(f"the producer writes {t!r} in another order than the consumer reads {u!r} "
+                   f"({out.pattern} vs {inp.pattern})")
+    if any(m is not out and pf in m.fifos for m in pd.dmas) or any(m is not inp and cf in m.fifos for m in cd.dmas):
+        why.append("another host move uses one of the two fifos")
+    if why:
+        raise DesignError(f"tl.fuse: design {i}'s {t!r} cannot feed design {j}'s {u!r} on chip: " + "; ".join(why)
+                          + ". Through DDR the consumer must start after the producer ends: run them one after another")
+    return f"d{i}_{pf}", f"d{j}_{cf}", f"d{i}_{out.name}", f"d{j}_{inp.name}"
+
+
+def _wire(renamed: list[Design], designs: list[Design], connect: Sequence[Connection]) -> list[Design]:
+    """The renamed designs with each connection's two moves dropped and the consumer's fifo made the producer's."""
+    for c in connect:
+        pf, cf, out, inp = _connect(designs, c)
+        i, t, j, u = c
+        depth = max(renamed[i].fifo(pf).depth, renamed[j].fifo(cf).depth)
+        p = renamed[i]
+        renamed[i] = dataclasses.replace(
+            p, fifos=tuple(dataclasses.replace(f, depth=depth) if f.name == pf else f for f in p.fifos),
+            dmas=tuple(m for m in p.dmas if m.name != out))
+        q = replace_fifo(renamed[j], cf, pf)
+        renamed[j] = dataclasses.replace(q, dmas=tuple(m for m in q.dmas if m.name != inp))
+    for k, d in enumerate(renamed):  # tensors no move touches any more are on chip now
+        used = {m.tensor for m in d.dmas}
+        renamed[k] = dataclasses.replace(d, params=tuple(t for t in d.params if t.name in used))
+    return renamed
+
+
+def fuse(designs: Sequence[Design], device: str | Device = "npu1", name: str = "fused",
+         connect: Sequence[Connection] = ()) -> Design:
     """One design computing every design of ``designs`` side by side (API.md "Tenancy and fusion").
 
     Args:
-        designs: independent designs, each built for ``device``.
+        designs: designs, each built for ``device``.
         device: the device they share.
         name: the fused design's name.
+        connect: ``(i, "C", j, "A")`` makes design i's output C design j's input A through an on-chip
+            fifo instead of DDR (i before j). Allowed when i writes C in one move and j reads A in one
+            move, with equal tensor types, equal fifo elements and the same access pattern (the
+            producer writes in the order the consumer reads); the two moves and both tensors go,
+            and i's fifo feeds j's consumers directly.
 
     Returns:
         A Design whose i-th design's tensor ``A`` is ``d{i}_A`` (likewise fifos,
@@ -60,13 +142,16 @@ def fuse(designs: Sequence[Design], device: str | Device = "npu1", name: str = "
     Raises:
         DesignError: a design targets another device, the designs together need
             more cores than the device has or pin one tile twice (naming the design),
-            or two different extern kernels share a name. A fused design that cannot
+            or two different extern kernels share a name; a connection that cannot be an on-chip
+            fifo (the message says why: such designs must run one after another). A fused design that cannot
             be planned raises the planner's PlanError when planned.
     """
     dev = lookup_device(device)
     designs = list(designs)
     _check(designs, dev)
     renamed = [prefix_design(d, f"d{i}_") for i, d in enumerate(designs)]
+    if connect:
+        renamed = _wire(renamed, designs, connect)
     fused = merge_designs(name, dev, renamed)
     from tilelang.ir.verify import verify_design
 
