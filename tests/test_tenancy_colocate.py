@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 import tilelang as tl
 from tilelang.backends.mlir import vendor
+from tilelang.ir.plan_verify import verify_plan
 from tilelang.tenancy.colocate import Candidates, best_split
 
 
@@ -131,3 +134,16 @@ def test_partition_picture_names_every_tenant(mp: tl.MultiPlan, tmp_path) -> Non
     assert "a (npu1_1col)" in texts and "b (npu1_2col)" in texts
     fig.savefig(tmp_path / "parts.png")
     assert (tmp_path / "parts.png").stat().st_size > 0
+
+
+def test_moved_and_joint_plans_pass_the_plan_verifier_and_pins_move_too() -> None:
+    d = _add()
+    pinned = dataclasses.replace(d, cores=tuple(dataclasses.replace(c, tile=(0, 3)) for c in d.cores))
+    mp = tl.colocate({"s": _sum(), "p": pinned}, device="npu1", columns={"s": (0, 1), "p": (2, 1)})
+    core = pinned.cores[0].name
+    assert mp.tenants["p"].local.placement[core] == (0, 3)
+    assert mp.plans["p"].placement[core] == (2, 3) and mp.plans["p"].design.core(core).tile == (2, 3)
+    for plan in (*mp.plans.values(), mp.joint):
+        verify_plan(plan)
+    text = tl.ir.print(mp.joint)
+    assert tl.ir.print(tl.ir.parse(text)) == text

@@ -85,7 +85,7 @@ class MultiPlan:
         """Each tenant's plan on the whole device, confined to its columns."""
         out = {}
         for name, t in self.tenants.items():
-            design = prefix_design(t.local.design, "", device=self.device)
+            design = prefix_design(t.local.design, "", device=self.device, columns=t.first_column)
             out[name] = shift_plan(t.local, "", t.first_column, design)
         return out
 
@@ -104,7 +104,7 @@ class MultiPlan:
         designs, plans = [], []
         for name, t in self.tenants.items():
             p = self.prefix(name)
-            d = prefix_design(t.local.design, p, device=self.device)
+            d = prefix_design(t.local.design, p, device=self.device, columns=t.first_column)
             designs.append(d)
             plans.append(shift_plan(t.local, p, t.first_column, d))
         design = merge_designs("colocated", self.device, designs)

@@ -53,7 +53,8 @@ def kernel_names(design: Design, prefix: str) -> dict[str, str]:
     return {k.name: prefix + k.name for k in design.kernels if not isinstance(k, ExternKernel)}
 
 
-def prefix_design(design: Design, prefix: str, name: str | None = None, device: Device | None = None) -> Design:
+def prefix_design(design: Design, prefix: str, name: str | None = None, device: Device | None = None,
+                  columns: int = 0) -> Design:
     """``design`` with ``prefix`` before every name it declares, and every reference rewritten.
 
     Args:
@@ -61,6 +62,7 @@ def prefix_design(design: Design, prefix: str, name: str | None = None, device: 
         prefix: the prefix, such as ``"d0_"``.
         name: the new design's name (default: the old one).
         device: the new design's device (default: the old one).
+        columns: how far east pinned cores move (with :func:`shift_plan`'s move of the plan).
 
     Returns:
         A new Design; the old one is unchanged.
@@ -74,7 +76,8 @@ def prefix_design(design: Design, prefix: str, name: str | None = None, device: 
         params=tuple(TensorDecl(p + t.name, t.type) for t in design.params),
         kernels=kernels,
         fifos=tuple(dataclasses.replace(f, name=p + f.name) for f in design.fifos),
-        cores=tuple(dataclasses.replace(c, name=p + c.name, body=tuple(_stmt(s, p, kn) for s in c.body))
+        cores=tuple(dataclasses.replace(c, name=p + c.name, body=tuple(_stmt(s, p, kn) for s in c.body),
+                                        tile=(c.tile[0] + columns, c.tile[1]) if c.tile else None)
                     for c in design.cores),
         links=tuple(dataclasses.replace(lk, name=p + lk.name, srcs=tuple(p + s for s in lk.srcs),
                                         dsts=tuple(p + d for d in lk.dsts)) for lk in design.links),
