@@ -9,7 +9,6 @@ runs while some are still being written):
 - ``sim_bench.py``: simulator speed and memory on growing GEMMs;
 - ``timing_bench.py``: ``mode="timing"`` against ``mode="timed"`` on 1024^3 GEMMs;
 - ``explore_bench.py``: ``tl.explore`` against an exhaustive sweep and random sampling;
-- ``explore_bench.py``: ``tl.explore`` against an exhaustive sweep and random sampling;
 - ``accuracy.py``: simulated cycles against published measurements;
 - ``emit_bench.py``: MLIR emission speed and size;
 - ``library_bench.py``: each library design's efficiency against the device's peak.
@@ -35,7 +34,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-BENCHMARKS = ("plan_bench", "sim_bench", "timing_bench", "explore_bench", "explore_bench", "accuracy", "emit_bench", "library_bench", "fuzz_bench", "vendor_bench",
+BENCHMARKS = ("plan_bench", "sim_bench", "timing_bench", "explore_bench", "accuracy", "emit_bench", "library_bench", "fuzz_bench", "vendor_bench",
               "tenancy_bench")
 
 
