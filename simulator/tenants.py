@@ -122,6 +122,12 @@ def simulate_multi(mp: MultiPlan, arrays: dict[str, dict[str, np.ndarray]], mode
     if unknown:
         raise SimulationError(f"no tenant(s) {unknown}; the tenants are {list(mp.tenants)}")
     joint_arrays: dict[str, np.ndarray] = {}
+    if mode != "timing":
+        for name, t in mp.tenants.items():
+            missing = [n for n in t.local.design.inputs if n not in (arrays.get(name) or {})]
+            if missing:
+                raise SimulationError(f"tenant {name!r} reads tensor(s) {missing} but no array was given for them; "
+                                      f"pass {name}={{{', '.join(repr(n) + ': ...' for n in missing)}}}")
     for name, given in arrays.items():
         if not isinstance(given, dict):
             raise SimulationError(f"tenant {name!r}: pass its arrays as a dict {{tensor: array}}, got "

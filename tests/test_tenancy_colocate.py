@@ -107,6 +107,10 @@ def test_overlapping_columns_are_refused() -> None:
 def test_unknown_tenant_arrays_are_refused(mp: tl.MultiPlan) -> None:
     with pytest.raises(tl.SimulationError, match=r"no tenant\(s\) \['c'\]"):
         tl.simulate(mp, c={})
+    a, _ = _arrays(np.random.default_rng(0))
+    with pytest.raises(tl.SimulationError, match=r"tenant 'b' reads tensor\(s\) \['A'\] but no array was given"):
+        tl.simulate(mp, a=a)
+    assert tl.simulate(mp, mode="timing").makespan > 0  # timing mode needs no arrays
 
 
 @pytest.mark.parametrize("level", ["objectfifo", "physical"])
