@@ -9,7 +9,8 @@ buffers C when that fits). Plans are greedy (``plan={"strategy": "greedy"}``): t
 1. The exhaustive sweep evaluates every point exactly as a trial does (factory, plan, timing simulation).
    It takes long on a 2-core machine, so it runs once (``--sweep``) and its results are cached in
    ``benchmarks/explore_sweep_matmul1024_npu1.json`` with the command that made them; later runs read
-   the cache (``--sweep`` again re-runs the missing points only).
+   the cache (``--sweep`` again re-runs the missing points only, or all of them when the commit changed).
+   The cache records the commit it ran at: evaluations of later code may differ (``--live`` shows it).
 2. ``tl.explore`` with a budget of 10% of the space (57 points), for seeds 0-4. Its evaluations are
    served from the sweep's records (a ``backend`` object whose ``map`` looks the point up): the search
    sees exactly what simulating would give (evaluation is deterministic), at no simulation cost.
@@ -71,7 +72,11 @@ def load_cache() -> dict[str, Any]:
 def sweep(sp: tl.Space, workers: int, time_limit: float) -> dict[str, Any]:
     """Evaluate every point not yet cached (saving after each batch); return the cache."""
     cache = load_cache()
+    if cache["results"] and cache.get("code") != _code_version():
+        print(f"sweep: the cache was made at {cache.get('code')}; starting over at {_code_version()}", file=sys.stderr)
+        cache["results"] = {}
     cache["command"] = f".venv/bin/python benchmarks/explore_bench.py --sweep --workers {workers}"
+    cache["code"] = _code_version()
     todo = [k for k in sp.keys() if task_id(sp.arguments(k)[0]) not in cache["results"]]
     print(f"sweep: {len(todo)} of {len(sp)} points to evaluate", file=sys.stderr)
     t0 = time.perf_counter()
@@ -84,6 +89,17 @@ def sweep(sp: tl.Space, workers: int, time_limit: float) -> dict[str, Any]:
         done = at + len(keys)
         print(f"  {done}/{len(todo)} in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     return cache
+
+
+def _code_version() -> str:
+    """The commit the sweep ran at (and whether the working tree had changes beyond it)."""
+    import subprocess
+
+    def git(*a: str) -> str:
+        return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "tilelang", "simulator")
+    return git("rev-parse", "--short", "HEAD") + (" with local changes" if dirty else "")
 
 
 class Replay:
@@ -149,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"space: tl.library.matmul 1024^3 bf16->f32 on npu1, tiles m,k,n in {SIZES}, grids {GRIDS}: "
           f"{len(sp)} points ({', '.join(f'{n} {s}' for s, n in sorted(statuses.items()))})")
     print(f"exhaustive sweep: {len(sp)} simulations, {sweep_secs / 60:.1f} min of evaluation "
-          f"(cached: {CACHE.relative_to(ROOT)}; made by: {cache['command']})")
+          f"(cached: {CACHE.relative_to(ROOT)}; made by: {cache['command']} at {cache.get('code', '?')})")
     print(f"optimum: {optimum:.0f} cycles at {best_id}")
     print(prior_quality(sp, results))
     print()
