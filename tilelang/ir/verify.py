@@ -531,8 +531,8 @@ def _verify_read_write(design: Design) -> None:
 
     reads = [d for d in design.dmas if d.to_device]
     for w in design.dmas:
-        if w.to_device:
-            continue
+        if w.to_device or not any(r.tensor == w.tensor for r in reads):
+            continue  # (the element walk below costs time and memory in proportion to the move)
         written = _written(w.pattern)
         for r in reads:
             if r.tensor != w.tensor:

@@ -30,8 +30,9 @@ LOOP_LIMIT = 2**31 - 1
 #: statement (vector_scalar_mul, 16-element tiles, 100,000 iterations: 4.8 s), so under two minutes.
 #: The library's designs at benchmark sizes need at most 689 (benchmarks/library_bench.py).
 MAX_CORE_STEPS = 10**7
-#: Elements one host move may carry, repeats included: the simulator holds 8 bytes of offset per element
-#: (512 MiB at the limit). The library's designs at benchmark sizes move at most 524,288.
+#: Elements one host move may carry, repeats included: the simulator, and the verifier's race checks,
+#: hold 8 bytes of offset per element (512 MiB at the limit). The library's designs at benchmark sizes
+#: move at most 524,288.
 MAX_MOVE_ELEMENTS = 2**26
 
 
