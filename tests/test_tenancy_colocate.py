@@ -151,3 +151,9 @@ def test_moved_and_joint_plans_pass_the_plan_verifier_and_pins_move_too() -> Non
         verify_plan(plan)
     text = tl.ir.print(mp.joint)
     assert tl.ir.print(tl.ir.parse(text)) == text
+
+
+@pytest.mark.parametrize("cols", [(0,), (0, 0), ("0", 1), (3, 2)])
+def test_malformed_columns_are_refused(cols: tuple) -> None:
+    with pytest.raises(tl.PlanError, match="columns"):
+        tl.colocate({"a": _add()}, device="npu1", columns={"a": cols})

@@ -182,12 +182,14 @@ def colocate(designs: Mapping[str, TenantSpec], device: str | Device = "npu1",
         unknown = sorted(set(columns) ^ set(names))
         if unknown:
             raise TileLangError(f"tl.colocate: columns must name every tenant and only them; mismatched: {unknown}")
-        placed = {n: tuple(columns[n]) for n in names}
+        placed = dict(columns)
         how = "columns given"
     tenants = {}
     for name in names:
-        first, width = placed[name]
-        if not (isinstance(first, int) and isinstance(width, int) and width >= 1):
-            raise PlanError(f"tenant {name!r}: columns must be (first column, width >= 1), got {placed[name]!r}")
+        given = placed[name]
+        if not (isinstance(given, tuple | list) and len(given) == 2
+                and all(isinstance(x, int) and not isinstance(x, bool) for x in given) and given[1] >= 1):
+            raise PlanError(f"tenant {name!r}: columns must be (first column, width >= 1), got {given!r}")
+        first, width = given
         tenants[name] = Tenant(name, cand.plan(name, width), first)
     return MultiPlan(dev, tenants, how)
