@@ -40,6 +40,7 @@ def test_matmul_plan_is_byte_identical_on_a_ten_times_slower_machine():
     assert normal.solves["placement"].status in ("optimal", "feasible")
 
 
+@pytest.mark.slow
 def test_neighbourhood_search_is_the_same_on_a_slow_machine():
     # 16 cores: the neighbourhood search, window by window
     d = tl.library.matmul(256, 256, 256)

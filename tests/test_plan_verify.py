@@ -50,7 +50,10 @@ def test_every_zoo_plan_passes_and_parses_back(name: str, device: str) -> None:
     assert Plan.from_json(p.to_json()).to_json() == p.to_json()
 
 
-@pytest.mark.parametrize("make", [lambda: designs.vector_scalar_mul(), lambda: tl.library.matmul(128, 128, 128)])
+@pytest.mark.parametrize("make", [
+    lambda: designs.vector_scalar_mul(),
+    pytest.param(lambda: tl.library.matmul(128, 128, 128), marks=pytest.mark.slow),
+])
 def test_ilp_plans_pass(make) -> None:
     verify_plan(tl.plan(make()))
 
