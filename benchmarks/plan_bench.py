@@ -152,12 +152,12 @@ def butterfly(device: str, cols: int, rows: int, pinned: bool, n: int = 64):
             tl.core(name=f"c{x}_{y}", tile=(2 * x + 1, y + 1) if pinned else None)(work)
         for f in hosts:
             tl.dma(A, f)
-        for y in range(rows):
-            for f in outs[cols - 1, y]:
-                tl.dma(f, C)
+        for y in range(rows):  # each output fifo into its own part of C (two moves on one region would race)
+            for i, f in enumerate(outs[cols - 1, y]):
+                tl.dma(f, C, pattern=tl.pattern((2 * y + i) * n, (n,), (1,)))
 
     body.__name__ = f"butterfly_{cols}x{rows}"
-    body.__annotations__ = {"A": tl.Tensor[(n,), tl.i32], "C": tl.Tensor[(n,), tl.i32]}
+    body.__annotations__ = {"A": tl.Tensor[(n,), tl.i32], "C": tl.Tensor[(2 * rows * n,), tl.i32]}
     return tl.design(device=device)(body)
 
 
