@@ -80,7 +80,7 @@ def run(name: str, design: object, inputs: dict[str, np.ndarray], expected: dict
         status |= 0 if ok else 1
     dev = plan.device
     print(f"{name}: {res.cycles} cycles ({res.cycles / dev.clock_hz * 1e6:.2f} us at {dev.clock_hz / 1e9:g} GHz), "
-          f"{len(design.cores)} cores, mean core utilisation {res.stats.utilisation():.1%}")
+          f"{len(design.cores)} core{'s' if len(design.cores) != 1 else ''}, mean core utilisation {res.stats.utilisation():.1%}")
     if macs:
         peak = len(design.cores) * dev.macs_per_cycle(_mac_dtype(design))
         print(f"{name}: {macs / res.cycles:.1f} MACs/cycle = {macs / (res.cycles * peak):.1%} of the cores' peak")

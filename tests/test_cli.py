@@ -1,5 +1,6 @@
 """The tilelang command: each subcommand on the example designs, and user errors without tracebacks."""
 
+import argparse
 import json
 from pathlib import Path
 
@@ -86,3 +87,19 @@ def test_the_api_command_line_example(capsys):
     assert code == 0 and json.loads(out)["cycles"] > 0
     code, out, _ = run(capsys, "emit", f"{vmul}:vector_scalar_mul")
     assert code == 0 and '"aie.objectfifo"' in out
+
+
+def test_version_and_every_option_has_help(capsys) -> None:
+    from tilelang import __version__
+    from tilelang.cli import build_parser
+
+    with pytest.raises(SystemExit) as e:
+        build_parser().parse_args(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"tilelang {__version__}"
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, cmd in sub.choices.items():
+        assert cmd.description, f"tilelang {name} has no description"
+        for action in cmd._actions:
+            if action.option_strings and action.dest != "help":
+                assert action.help, f"tilelang {name} {action.option_strings[0]} has no help"

@@ -21,20 +21,23 @@ from tilelang.errors import TileLangError
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from tilelang import __version__
+
     p = argparse.ArgumentParser(prog="tilelang", description="Plan, simulate and emit tiled spatial designs.")
+    p.add_argument("--version", action="version", version=f"tilelang {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    d = sub.add_parser("devices", help="list the device models")
+    d = sub.add_parser("devices", help="list the device models", description="list the device models")
     d.add_argument("--json", action="store_true", help="machine-readable output")
 
-    pr = sub.add_parser("print", help="trace a design, verify it and print its IR text")
+    pr = sub.add_parser("print", help="trace a design, verify it and print its IR text", description="trace a design, verify it and print its IR text")
     pr.add_argument("design", help="file.py:name, file.tl or a saved plan.json")
 
-    pl = sub.add_parser("plan", help="plan a design and print every decision")
+    pl = sub.add_parser("plan", help="plan a design and print every decision", description="plan a design and print every decision")
     _design_args(pl)
     pl.add_argument("-o", "--output", help="write the plan as JSON to this file")
 
-    s = sub.add_parser("simulate", help="plan and simulate a design on random (or given) inputs")
+    s = sub.add_parser("simulate", help="plan and simulate a design on random (or given) inputs", description="plan and simulate a design on random (or given) inputs")
     _design_args(s)
     s.add_argument("--inputs", help=".npz file with one array per input tensor (default: random, seeded)")
     s.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
@@ -42,18 +45,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--trace", help="write a Chrome/Perfetto trace (JSON) to this file")
     s.add_argument("--outputs", help="write the output arrays to this .npz file")
 
-    e = sub.add_parser("emit", help="plan a design and print its MLIR (mlir-aie dialect)")
+    e = sub.add_parser("emit", help="plan a design and print its MLIR (mlir-aie dialect)", description="plan a design and print its MLIR (mlir-aie dialect)")
     _design_args(e)
-    e.add_argument("--level", choices=["objectfifo", "physical"], default="objectfifo")
+    e.add_argument("--level", choices=["objectfifo", "physical"], default="objectfifo",
+                   help="objectfifo: fifos for mlir-aie to lower, place and route (default); "
+                   "physical: the plan's buffers, locks, BD chains and routes")
     e.add_argument("-o", "--output", help="write the module to this file instead of standard output")
     e.add_argument("--pretty", action="store_true",
                    help="print mlir-aie's custom assembly (aie-opt's own printer; needs mlir-aie's aie-opt)")
     compile_cli.add_parser(sub)
 
-    r = sub.add_parser("report", help="plan and simulate, then draw the array, timeline and utilisation")
+    r = sub.add_parser("report", help="plan and simulate, then draw the array, timeline and utilisation", description="plan and simulate, then draw the array, timeline and utilisation")
     _design_args(r)
     r.add_argument("-o", "--output", default="report", help="directory for the PNGs and report.html")
-    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     explore_cli.add_parser(sub)
     return p
 
@@ -61,7 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _design_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("design", help="file.py:name, file.tl or a saved plan.json (not planned again)")
     p.add_argument("--solver", choices=["cbc", "highs"], default="cbc", help="ILP solver")
-    p.add_argument("--time-limit", type=float, default=60.0, help="seconds per ILP solve")
+    p.add_argument("--time-limit", type=float, default=60.0,
+                   help="safety-net seconds for the whole plan (solves stop on work limits; a plan cut by the "
+                   "clock says so in a warning)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 

@@ -14,7 +14,9 @@ from tilelang.cli.load import UsageError, _import
 
 def add_parser(sub: Any) -> None:
     """The ``explore`` subcommand's arguments."""
-    x = sub.add_parser("explore", help="search a design factory's parameters for the fastest design")
+    x = sub.add_parser("explore", help="search a design factory's parameters for the fastest design",
+                       description="search a design factory's parameters for the fastest design (tl.explore: "
+                       "the tiler's estimate first, then Optuna's TPE sampler over simulated points)")
     x.add_argument("factory", help="FILE.py:NAME (a function returning a design), or library:NAME (tl.library)")
     x.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2",
                    help="an explored argument and its choices (NAME.KEY sets a dict key; RxC is a grid)")
@@ -22,8 +24,9 @@ def add_parser(sub: Any) -> None:
                    help="an argument every point shares (plan.strategy=greedy sets tl.plan's)")
     x.add_argument("--budget", type=int, default=40, help="most points to evaluate")
     x.add_argument("--objective", default="cycles", help="cycles, cores, onchip_bytes, ddr_bytes or peak")
-    x.add_argument("--seed", type=int, default=0)
-    x.add_argument("--backend", choices=["local", "ray"], default="local")
+    x.add_argument("--seed", type=int, default=0, help="seed of the sampler (the same seed gives the same trials)")
+    x.add_argument("--backend", choices=["local", "ray"], default="local",
+                   help="local: a process pool on this machine; ray: Ray tasks (a local instance, or --address)")
     x.add_argument("--workers", type=int, default=None, help="evaluations at once (default: the cores)")
     x.add_argument("--address", default=None, help="Ray cluster to join (default: a local instance)")
     x.add_argument("--storage", default=None, help="study file to keep and resume (.db: SQLite, else a journal)")
