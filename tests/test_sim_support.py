@@ -145,3 +145,39 @@ def test_hand_plan_routes_reach_their_destinations():
         assert set(r.dests) <= r.reaches(), name
     assert p.routes["a_in"].hops_to((1, 4)) == 5
     assert p.fifos["a_in"].producer == FifoEnd("host", (0, 0), 0)
+
+
+def two_stage_plan(n: int, elems: int, k1: int, k2: int) -> Plan:
+    """host -> a -> core 'first' (k1 cycles, x2) -> b (shared memory) -> core 'second' (k2 cycles, +5) -> c -> host.
+
+    Cores at (0,2) and (0,3), ``b`` in the second core's memory; the output is ``A * 2 + 5``.
+    """
+    s1 = timed_extern("s1", n, k1, lambda a: a * 2)
+    s2 = timed_extern("s2", n, k2, lambda a: a + 5)
+
+    @tl.design(device="npu1")
+    def two(A: tl.Tensor[(n * elems,), tl.i32], C: tl.Tensor[(n * elems,), tl.i32]):
+        a = tl.fifo(tl.Tile[(n,), tl.i32], name="a")
+        b = tl.fifo(tl.Tile[(n,), tl.i32], name="b")
+        c = tl.fifo(tl.Tile[(n,), tl.i32], name="c")
+
+        @tl.core(name="first")
+        def first():
+            for _ in tl.range(elems):
+                x, y = a.acquire(), b.acquire()
+                s1(x, y)
+                a.release()
+                b.release()
+
+        @tl.core(name="second")
+        def second():
+            for _ in tl.range(elems):
+                x, y = b.acquire(), c.acquire()
+                s2(x, y)
+                b.release()
+                c.release()
+
+        tl.dma(A, a)
+        tl.dma(c, C)
+
+    return hand_plan(two, {"first": (0, 2), "second": (0, 3)}, shared={"b": (0, 3)})

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from test_sim_support import copy_kernel, hand_plan, pipeline_design, timed_extern
+from test_sim_support import copy_kernel, hand_plan, pipeline_design, timed_extern, two_stage_plan
 
 import simulator
 import tilelang as tl
@@ -194,35 +194,7 @@ def test_double_buffering_is_faster_than_single():
 def test_two_stage_pipeline_is_bound_by_its_slowest_stage():
     n, elems = 256, 8
     k1, k2 = 400, 1500  # the second stage dominates (t = 260 < k1 < k2)
-    s1 = timed_extern("s1", n, k1, lambda a: a * 2)
-    s2 = timed_extern("s2", n, k2, lambda a: a + 5)
-
-    @tl.design(device="npu1")
-    def two(A: tl.Tensor[(n * elems,), tl.i32], C: tl.Tensor[(n * elems,), tl.i32]):
-        a = tl.fifo(tl.Tile[(n,), tl.i32], name="a")
-        b = tl.fifo(tl.Tile[(n,), tl.i32], name="b")
-        c = tl.fifo(tl.Tile[(n,), tl.i32], name="c")
-
-        @tl.core(name="first")
-        def first():
-            for _ in tl.range(elems):
-                x, y = a.acquire(), b.acquire()
-                s1(x, y)
-                a.release()
-                b.release()
-
-        @tl.core(name="second")
-        def second():
-            for _ in tl.range(elems):
-                x, y = b.acquire(), c.acquire()
-                s2(x, y)
-                b.release()
-                c.release()
-
-        tl.dma(A, a)
-        tl.dma(c, C)
-
-    plan = hand_plan(two, {"first": (0, 2), "second": (0, 3)}, shared={"b": (0, 3)})
+    plan = two_stage_plan(n, elems, k1, k2)
     x = np.arange(n * elems, dtype=np.int32)
     res = simulator.simulate(plan, A=x)
     assert np.array_equal(res.outputs["C"], x * 2 + 5)
