@@ -12,6 +12,8 @@ from __future__ import annotations
 import itertools
 import random
 import re
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -25,6 +27,9 @@ from tilelang.plan.fabric import fabric
 from tilelang.plan.negotiated import negotiate
 from tilelang.plan.route_ilp import default_weight
 from tilelang.plan.routing import check_flows
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import plan_bench  # noqa: E402 - the benchmark's flow sets, generated in one place
 
 
 def simple_paths(device, a, b, limit):
@@ -210,19 +215,7 @@ def test_default_weight_keeps_wirelength_first():
 
 def _bench_flows(device, n, span, seed):
     """benchmarks/plan_bench.py's flow sets: compute tiles, memtiles and NoC shims as endpoints."""
-    rng = random.Random(seed)
-    tiles = device.tiles("compute") + device.tiles("mem") + [t for t in device.tiles("shim") if device.is_noc_shim(t)]
-    flows = []
-    for _ in range(n):
-        s = rng.choice(tiles)
-        k = 1 if rng.random() < 0.75 else rng.randint(2, 4)
-        dests: list = []
-        while len(dests) < k:
-            d = rng.choice(tiles)
-            if d != s and abs(d[0] - s[0]) <= span and d not in dests:
-                dests.append(d)
-        flows.append((s, dests))
-    return flows
+    return plan_bench.random_flows(device, n, span, seed)
 
 
 def test_an_infeasible_set_is_rejected_by_its_worst_cut_the_same_way_twice(monkeypatch):
