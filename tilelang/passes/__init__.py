@@ -1,0 +1,1 @@
+"""Design -> Design rewrites (API.md "Passes (v1)"; docs/passes.md)."""
