@@ -1,6 +1,6 @@
 """Simulated cycles against published measurements: a calibration set and a validation set.
 
-Run: ``.venv/bin/python benchmarks/accuracy.py [--markdown]`` (about a minute).
+Run: ``.venv/bin/python benchmarks/accuracy.py [--markdown]`` (about two minutes).
 
 Every figure is in exactly one set:
 
@@ -57,6 +57,22 @@ Figures and how each is reproduced:
   published in amd/IRON iron/operators/gemm/op.py (tile_m = tile_k = tile_n = 64;
   columns: the most that divide N, here all 8), simulated in mode="timing" at the
   npu2 clock (1.8 GHz), dispatch not added; compared with the best figure, 8.2.
+- [FLM] amd/IRON's iron/operators/flm/gemm/README.md measures IRON's own GEMM
+  operator (``iron.operators.GEMM``) beside its FLM GEMM, host-timed per dispatch
+  (min of interleaved rounds). On NPU1 "at its own defaults (64/64/64 over all 4
+  columns)": 1024/2048/1024 "2738 us", 1024/2560/2560 "8232 us" (the table's two
+  largest shapes, where a ~100 us dispatch matters least; the smaller shapes of the
+  same table are left out as the same measurement of the same design). On NPU2, the
+  same operator "(same emulated mode)" at M=1024 K=1536 N=6144: "3353 us". The design
+  is the whole-array layout of tl.library.matmul with 64^3 tiles on every column, bf16
+  in and out (IRON's GEMM converts C to bf16), simulated at the device clock with no
+  dispatch. The README's FLM GEMM rows are another design (pre-packed B, k = 512
+  tiles, fused epilogue) and are not used.
+- [IRON55] the same operator at 2048^3 on Strix Halo, "Throughput: 6.961237e+02
+  GFLOP/s": shown, not counted. It is a question about why the figure is low, on a
+  development branch; the FLM README's later measurement of the same operator on
+  NPU2 runs a similar GEMM at 5.8 TFLOPS, so the two cannot both describe the same
+  operator and hardware state.
 """
 
 from __future__ import annotations
@@ -266,7 +282,7 @@ class Figure:
         source: where it was published (URL or issue).
         quote: the figure exactly as quoted.
         published: the figure as a number in ``unit``.
-        unit: "cycles", "%" (of the device's MAC peak) or "TOPS".
+        unit: "cycles", "%" (of the device's MAC peak), "TOPS", "GFLOP/s" or "us" (microseconds at the device clock).
         simulate: the model's value, in ``unit``.
         role: CALIBRATION, VALIDATION or SHOWN.
         why: for calibration, the constant it set; for shown rows, why it is not counted.
@@ -288,6 +304,8 @@ I2735 = "https://github.com/Xilinx/mlir-aie/issues/2735"
 I1198 = "https://github.com/nod-ai/iree-amd-aie/issues/1198"
 EQUEUE = "EQueue repository (cucapra/EventQueue), as recorded in AIE_FACTS"
 IRON172 = "https://github.com/amd/IRON/issues/172"
+FLM = "https://github.com/amd/IRON/blob/main/iron/operators/flm/gemm/README.md"
+IRON55 = "https://github.com/amd/IRON/issues/55"
 XD100 = ("https://docs.amd.com/r/en-US/Vitis-Tutorials-AI-Engine-Development/Performance-Analysis (AIE-ML "
          "tutorial 01, optimized kernel, AIE simulator)")
 
@@ -308,6 +326,18 @@ def npu2_int8_gemm_tops(size: int = 2048) -> float:
                           tiling={"m": 64, "k": 64, "n": 64})
     res = simulator.simulate(tl.plan(d), mode="timing")
     return 2 * size**3 / res.seconds / 1e12
+
+
+def iron_gemm_us(M: int, K: int, N: int, device: str) -> float:
+    """Microseconds of IRON's GEMM operator at its defaults (whole array, 64^3 tiles, bf16 in and out)."""
+    d = tl.library.matmul(M, K, N, in_dtype=tl.bf16, out_dtype=tl.bf16, device=device,
+                          tiling={"m": 64, "k": 64, "n": 64})
+    res = simulator.simulate(tl.plan(d), mode="timing")
+    return res.seconds * 1e6
+
+
+def iron_gemm_gflops(M: int, K: int, N: int, device: str) -> float:
+    return 2 * M * K * N / iron_gemm_us(M, K, N, device) / 1e3
 
 
 def figures() -> list[Figure]:
@@ -336,6 +366,15 @@ def figures() -> list[Figure]:
                lambda: aieml_int8_kernel_cycles(tl.i16), VALIDATION),
         Figure("whole-array GEMM 2048^3 i8 -> i32, TOPS", "npu2", IRON172, "2048³ ≈7–8.2 TOPS", 8.2, "TOPS",
                npu2_int8_gemm_tops, VALIDATION),
+        Figure("IRON GEMM 1024x2048x1024 bf16, latency", "npu1", FLM, "| 1024 / 2048 / 1024 | **2134 us** | 2738 us |",
+               2738, "us", lambda: iron_gemm_us(1024, 2048, 1024, "npu1"), VALIDATION),
+        Figure("IRON GEMM 1024x2560x2560 bf16, latency", "npu1", FLM, "| 1024 / 2560 / 2560 | **6364 us** | 8232 us |",
+               8232, "us", lambda: iron_gemm_us(1024, 2560, 2560, "npu1"), VALIDATION),
+        Figure("IRON GEMM 1024x1536x6144 bf16, latency", "npu2", FLM, "| `iron.operators.GEMM` (same emulated mode) | "
+               "126 MB | 3353 us |", 3353, "us", lambda: iron_gemm_us(1024, 1536, 6144, "npu2"), VALIDATION),
+        Figure("IRON GEMM 2048^3 bf16, throughput", "npu2", IRON55, "Throughput: 6.961237e+02 GFLOP/s", 696.1,
+               "GFLOP/s", lambda: iron_gemm_gflops(2048, 2048, 2048, "npu2"), SHOWN,
+               "a question about a low figure on a development branch; the same operator runs 5.8 TFLOPS in [FLM]"),
         Figure("64^3 i16 matmul, ideal cycles", "npu1", PG4C, "2048 cycles = 262,144/ 64", 2048, "cycles",
                matmul_i16_mac_bound, SHOWN, "conflicting sources: 262,144 / 64 is 4096"),
         Figure("single-core 512^3 bf16, % of peak", "npu1", I1198, "chess ukernel: 152'000 [us]: 43% of peak",
