@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.contention import Contention
-from simulator.core import CoreRunner, CostFn
+from simulator.core import CoreRunner, CostFn, LocalStore
 from simulator.cost import CallTiming, call_timing, ddr_bytes_per_cycle, stream_bytes_per_cycle
 from simulator.dma import Channel, Flow, HostSink, HostSource, RingSink, RingSource
 from simulator.engine import Engine
@@ -18,7 +18,7 @@ from simulator.memory import Ddr, ReaderSide, Ring, WriterSide
 from simulator.network import Busy, Network
 from simulator.result import Trace
 from tilelang.errors import SimulationError
-from tilelang.ir.design import Design, Fifo, Link, LinkKind
+from tilelang.ir.design import Core, Design, Fifo, Link, LinkKind
 from tilelang.ir.kernel import Kernel
 from tilelang.ir.plan import Coord, FifoEnd, Plan
 from tilelang.ir.verify import core_ports
@@ -215,16 +215,42 @@ class World:
             track = -1
             if self.trace is not None:
                 track = self.trace.track("cores", f"{c.name} {self.plan.placement[c.name]}")
+            local = self._local(c)
             out.append(CoreRunner(c, sides, kernels, self._call_cost, self.timed, self.trace, track,
-                                  self.contention if self.contention.watched else None, self.data))
+                                  self.contention if self.contention.watched else None, self.data, local))
         return out
 
-    def _call_cost(self, kernel: Kernel, elems: list[tuple[str, Side, int]]) -> CostFn:
-        """The timing of a call of ``kernel`` on these element arguments, given their buffer slots."""
+    def _local(self, c: Core) -> dict[str, LocalStore]:
+        """The core's local buffers: views into one zeroed byte array at the plan's offsets (packed
+        buffers alias, as on the tile)."""
+        if not c.buffers:
+            return {}
+        placed = {}
+        for b in c.buffers:
+            bp = self.plan.buffers.get(b.name)
+            if bp is None:
+                raise SimulationError(f"the plan places no buffer {b.name!r} of core {c.name!r}; plan the design again")
+            placed[b.name] = bp
+        base = min(bp.offset for bp in placed.values())
+        arena = np.zeros(max(bp.offset + b.nbytes for b, bp in zip(c.buffers, placed.values(), strict=True)) - base,
+                         dtype=np.uint8)
+        out = {}
+        for b in c.buffers:
+            bp = placed[b.name]
+            view = arena[bp.offset - base : bp.offset - base + b.nbytes].view(b.elem.dtype.numpy).reshape(b.elem.shape)
+            bank = (bp.tile, bp.bank) if self.device.tile_kind(bp.tile) == "compute" else None
+            if bank is not None:
+                self.contention.watched.add(bank)
+            out[b.name] = LocalStore(view, bank)
+        return out
+
+    def _call_cost(self, kernel: Kernel, elems: list[tuple[str, Side, int]], local_banks: dict) -> CostFn:
+        """The timing of a call of ``kernel`` on these element arguments (given their buffer slots) and
+        local buffers (banks ``local_banks``)."""
         device = self.device
 
         def cost(slots: tuple[int, ...]) -> CallTiming:
-            bank_of = {}
+            bank_of = dict(local_banks)
             for (name, side, _), slot in zip(elems, slots, strict=True):
                 banks = side.ring.banks
                 if banks is not None and banks[slot] is not None:

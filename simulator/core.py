@@ -25,14 +25,41 @@ from simulator.memory import ReaderSide, WriterSide
 from simulator.result import Trace
 from tilelang.errors import SimulationError
 from tilelang.ir.calls import run_extern
-from tilelang.ir.design import Acquire, AffineArg, Call, ConstArg, Core, ElemArg, Loop, LoopVarArg, Release, Stmt
+from tilelang.ir.design import (
+    Acquire,
+    AffineArg,
+    BufArg,
+    Call,
+    ConstArg,
+    Core,
+    ElemArg,
+    Loop,
+    LoopVarArg,
+    Release,
+    Stmt,
+)
 from tilelang.ir.kernel import AnyKernel, ExternKernel, Kernel
 
 Side = WriterSide | ReaderSide
 #: Timing of one call given the buffer slot each element argument refers to.
 CostFn = Callable[[tuple[int, ...]], CallTiming]
-#: Makes a call's CostFn from its kernel and its element arguments' (parameter name, side, index).
-CostFactory = Callable[[Kernel, list[tuple[str, "WriterSide | ReaderSide", int]]], CostFn]
+#: Makes a call's CostFn from its kernel, its element arguments' (parameter name, side, index) and the
+#: memory bank of each local-buffer argument ({parameter name: (tile, bank)}).
+CostFactory = Callable[[Kernel, list[tuple[str, "WriterSide | ReaderSide", int]], dict], CostFn]
+
+
+class LocalStore:
+    """A core's local buffer (``tl.buffer``) in the simulation: its array and its memory bank.
+
+    The arrays of one core are views into one byte array at the offsets the plan
+    gives, so buffers the plan packs into shared bytes share them here too.
+    """
+
+    __slots__ = ("array", "bank")
+
+    def __init__(self, array: np.ndarray, bank: tuple[tuple[int, int], int] | None) -> None:
+        self.array = array
+        self.bank = bank
 
 # Instruction opcodes of a flattened core body.
 _ACQUIRE, _RELEASE, _CALL, _LOOP, _NEXT = range(5)
@@ -92,7 +119,8 @@ class CallPlan:
 
     __slots__ = ("_affine", "_args", "_compiled", "_cost", "_costs", "_elem_pos", "elems", "kernel", "name", "user_errors")
 
-    def __init__(self, call: Call, kernel: AnyKernel, sides: dict[str, Side], cost: CostFactory | None) -> None:
+    def __init__(self, call: Call, kernel: AnyKernel, sides: dict[str, Side], cost: CostFactory | None,
+                 local: dict[str, LocalStore] | None = None) -> None:
         self.kernel = kernel
         self.name = kernel.name
         self._compiled = CompiledKernel(kernel) if isinstance(kernel, Kernel) else None
@@ -105,8 +133,16 @@ class CallPlan:
         self._elem_pos: list[tuple[int, object, int]] = []  # (arg position, side, index) or loop vars
         self._affine: list[tuple[int, AffineArg]] = []  # (arg position, expression of loop vars)
         self.elems: list[tuple[str, Side, int]] = []
+        local_banks: dict[str, tuple[tuple[int, int], int]] = {}
         for i, (p, a) in enumerate(zip(kernel.params, call.args, strict=True)):
-            if isinstance(a, ElemArg):
+            if isinstance(a, BufArg):
+                store = (local or {}).get(a.buffer)
+                if store is None:
+                    raise SimulationError(f"call of {kernel.name!r}: the plan places no buffer {a.buffer!r}")
+                self._args.append(store.array)
+                if store.bank is not None:
+                    local_banks[p.name] = store.bank
+            elif isinstance(a, ElemArg):
                 self._args.append(None)
                 self._elem_pos.append((i, sides[a.fifo], a.index))
                 self.elems.append((p.name, sides[a.fifo], a.index))
@@ -120,7 +156,7 @@ class CallPlan:
                 self._affine.append((i, a))
             else:  # pragma: no cover - the IR has no other argument kind
                 raise SimulationError(f"unknown argument {a!r} of parameter {p.name!r}")
-        self._cost = cost(kernel, self.elems) if cost is not None and isinstance(kernel, Kernel) else None
+        self._cost = cost(kernel, self.elems, local_banks) if cost is not None and isinstance(kernel, Kernel) else None
 
     def execute(self, loopvars: list[int], timed: bool, data: bool = True) -> tuple[int, CallTiming | None]:
         """Compute the call in place; return its cycles (0 when not timed) and, for a
@@ -179,8 +215,10 @@ class CoreRunner:
 
     def __init__(self, core: Core, sides: dict[str, Side], kernels: dict[str, AnyKernel],
                  cost: CostFactory | None, timed: bool, trace: Trace | None, track: int,
-                 contention: Contention | None = None, data: bool = True) -> None:
+                 contention: Contention | None = None, data: bool = True,
+                 local: dict[str, LocalStore] | None = None) -> None:
         self.core = core
+        self.local = local or {}
         self.data = data
         self.contention = contention
         self.sides = sides
@@ -203,7 +241,7 @@ class CoreRunner:
             elif isinstance(s, Release):
                 prog.append((_RELEASE, self.sides[s.fifo], s.n))
             elif isinstance(s, Call):
-                plan = CallPlan(s, kernels[s.kernel], self.sides, cost if self.timed else None)
+                plan = CallPlan(s, kernels[s.kernel], self.sides, cost if self.timed else None, self.local)
                 self.calls.append(plan)
                 name_id = self.trace.name_id(plan.name) if self.trace is not None else 0
                 prog.append((_CALL, plan, name_id))

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from tilelang.ir.plan import Plan
 
 
-def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: str = "ilp") -> Plan:
+def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: str = "ilp", pack: bool = True) -> Plan:
     """Plan a design: placement, buffers, routes (API.md "Planning").
 
     Args:
@@ -26,6 +26,8 @@ def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: 
             solve runs in a child process killed at its share (a hard deadline).
         strategy: "ilp" (the ILPs, falling back to the heuristics when a solve
             runs out of time without a solution) or "greedy" (the heuristics only).
+        pack: let a core's ``tl.buffer`` buffers whose lifetimes never meet share memory
+            (reported per tile in ``plan.report()``); False keeps them apart.
 
     Returns:
         The immutable :class:`~tilelang.ir.plan.Plan`.
@@ -35,7 +37,11 @@ def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: 
     """
     from tilelang.plan import plan as _plan
 
-    return _plan(design, solver=solver, time_limit=time_limit, strategy=strategy)
+    if not isinstance(pack, bool):
+        from tilelang.errors import PlanError
+
+        raise PlanError(f"pack must be True or False, got {pack!r}")
+    return _plan(design, solver=solver, time_limit=time_limit, strategy=strategy, pack=pack)
 
 
 def route(device: object, flows: list, solver: str = "cbc", time_limit: float = 60):  # noqa: ANN201 - a Routing

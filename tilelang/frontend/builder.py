@@ -22,6 +22,7 @@ from tilelang.ir.design import (
     Acquire,
     AffineArg,
     Arg,
+    BufArg,
     Call,
     ConstArg,
     Core,
@@ -30,6 +31,7 @@ from tilelang.ir.design import (
     ElemArg,
     Fifo,
     Link,
+    LocalBuffer,
     Loop,
     LoopVarArg,
     Port,
@@ -228,6 +230,18 @@ class Element:
         return f"<{self.fifo.name}[{self.index}]>"
 
 
+class BufferRef:
+    """What ``tl.buffer`` returns inside a core body: pass it to kernels as a tile."""
+
+    def __init__(self, buffer: LocalBuffer) -> None:
+        self.buffer = buffer
+        self.name = buffer.name
+        self.elem = buffer.elem
+
+    def __repr__(self) -> str:
+        return f"<buffer {self.name}: {self.elem}>"
+
+
 class Window(tuple):
     """The elements returned by ``fifo.acquire(n)`` for n > 1; index it."""
 
@@ -295,6 +309,16 @@ class CoreBuilder:
         self.design, self.name, self.tile, self.loc = design, name, tile, loc
         self.bodies: list[list] = [[]]
         self.ports: dict[str, tuple[Port, str | None]] = {}
+        self.buffers: list[LocalBuffer] = []
+
+    def buffer(self, elem: TileType, name: str | None) -> BufferRef:
+        loc = user_location()
+        try:
+            b = LocalBuffer(self.design.fresh(f"{self.name}_buf", name, loc), elem, loc=loc)
+        except DesignError as e:
+            raise DesignError(located(str(e), loc)) from None
+        self.buffers.append(b)
+        return BufferRef(b)
 
     def _set_port(self, fifo: str, port: Port, loc: str | None) -> None:
         old = self.ports.get(fifo)
@@ -334,17 +358,22 @@ class CoreBuilder:
         self.design.use_kernel(kernel, loc)
         call = Call(kernel.name, tuple(args), loc=loc)
         fifos = {f.name: f.fifo for f in self.design.fifos}
-        check_call(call, kernel, fifos, len(self.bodies) - 1, self.name)
+        check_call(call, kernel, fifos, len(self.bodies) - 1, self.name, {b.name: b for b in self.buffers})
         self.bodies[-1].append(call)
 
     def _arg(self, kernel: AnyKernel, pname: str, ptype: object, v: object, loc: str | None) -> Arg:
         what = f"core {self.name!r}: call of {kernel.name!r}, parameter {pname!r}"
         if isinstance(v, Element):
             return ElemArg(v.fifo.name, v.index)
+        if isinstance(v, BufferRef):
+            if v.buffer not in self.buffers:
+                raise DesignError(located(f"{what}: buffer {v.name!r} belongs to another core; a tl.buffer is "
+                                          f"private to the core that declares it", loc))
+            return BufArg(v.name)
         if isinstance(v, FifoRef):
             raise DesignError(located(f"{what}: pass an acquired element (x = {v.name}.acquire()), not the fifo", loc))
         if isinstance(ptype, TileType):
-            raise DesignError(located(f"{what} is a tile {ptype}; pass an element acquired from a fifo", loc))
+            raise DesignError(located(f"{what} is a tile {ptype}; pass an element acquired from a fifo or a tl.buffer", loc))
         assert isinstance(ptype, DType)
         if isinstance(v, Affine):
             if not ptype.is_int:
@@ -388,7 +417,7 @@ class CoreBuilder:
                     out.append(it)
             return tuple(out)
 
-        return Core(self.name, freeze(self.bodies[0]), self.tile, loc=self.loc)
+        return Core(self.name, freeze(self.bodies[0]), self.tile, tuple(self.buffers), loc=self.loc)
 
     def fifos_used(self) -> list[str]:
         seen: list[str] = []

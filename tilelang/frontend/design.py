@@ -18,6 +18,7 @@ from tilelang.devices import Device
 from tilelang.devices import device as lookup_device
 from tilelang.errors import DesignError
 from tilelang.frontend.builder import (
+    BufferRef,
     CoreBuilder,
     DesignBuilder,
     FifoRef,
@@ -46,6 +47,28 @@ def fifo(elem_type: TileType, depth: int = 2, name: str | None = None) -> FifoRe
     ref = FifoRef(f)
     d.fifos.append(ref)
     return ref
+
+
+def buffer(tile_type: TileType, name: str | None = None) -> BufferRef:
+    """A core-private scratch tile inside a ``@tl.core`` body (IRON's LocalBuffer).
+
+    Pass it to kernels like an acquired element. It keeps its content from
+    call to call and starts undefined: some call must write it whole before
+    one reads it. Buffers whose lifetimes do not overlap may share memory
+    (``tl.plan`` packs them).
+
+    Args:
+        tile_type: ``tl.Tile[shape, dtype]``.
+        name: the buffer's name (unique in the design); ``<core>_buf<i>`` by default.
+
+    Raises:
+        DesignError: outside a core body, or for a type that is not a tile.
+    """
+    d = _design()
+    loc = user_location()
+    if d.core is None:
+        raise DesignError(located("tl.buffer is only valid inside a @tl.core body", loc))
+    return d.core.buffer(tile_type, name)
 
 
 def core(fn: Callable | None = None, *, name: str | None = None, tile: tuple[int, int] | None = None):

@@ -133,7 +133,14 @@ class AffineArg:
         return self.dtype.wrap(self.value(loopvars))
 
 
-Arg = ElemArg | ConstArg | LoopVarArg | AffineArg
+@dataclass(frozen=True)
+class BufArg:
+    """The core-local buffer ``buffer`` (``tl.buffer``) of the calling core."""
+
+    buffer: str
+
+
+Arg = ElemArg | ConstArg | LoopVarArg | AffineArg | BufArg
 
 
 @dataclass(frozen=True)
@@ -197,12 +204,38 @@ Stmt = Acquire | Release | Call | Loop
 
 
 @dataclass(frozen=True)
+class LocalBuffer:
+    """A core-private scratch tile (``tl.buffer``; IRON's LocalBuffer, mlir-aie's ``aie.buffer``).
+
+    Its content persists from call to call of its core and starts undefined:
+    a call must write it whole before any call reads it (``verify.check_locals``).
+    """
+
+    name: str
+    elem: TileType
+    loc: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "buffer")
+        if not isinstance(self.elem, TileType) or self.elem.shape == ():
+            raise DesignError(f"buffer {self.name!r}: type must be tl.Tile[shape, dtype], got {self.elem!r}")
+
+    @property
+    def nbytes(self) -> int:
+        return self.elem.nbytes
+
+
+@dataclass(frozen=True)
 class Core:
-    """A core program; ``tile`` pins it to a compute tile (None: the planner places it)."""
+    """A core program; ``tile`` pins it to a compute tile (None: the planner places it).
+
+    ``buffers`` are its local scratch tiles, which its calls reach through :class:`BufArg`.
+    """
 
     name: str
     body: tuple[Stmt, ...]
     tile: Coord | None = None
+    buffers: tuple[LocalBuffer, ...] = ()
     loc: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -211,6 +244,12 @@ class Core:
             t = self.tile
             if not (isinstance(t, tuple) and len(t) == 2 and all(isinstance(x, int) for x in t)):
                 raise DesignError(f"core {self.name!r}: tile must be (col, row), got {t!r}")
+
+    def buffer(self, name: str) -> LocalBuffer:
+        for b in self.buffers:
+            if b.name == name:
+                return b
+        raise KeyError(name)
 
 
 def walk(body: tuple[Stmt, ...]):
@@ -358,6 +397,7 @@ class Design:
             ("link", self.links),
             ("dma", self.dmas),
             ("kernel", self.kernels),
+            ("buffer", tuple(b for c in self.cores for b in c.buffers)),
         ]
         for what, items in groups:
             for x in items:
@@ -407,4 +447,12 @@ class Design:
         return run_design(self, arrays, named)
 
     def __repr__(self) -> str:
-        return f"<design {self.name} on {self.device.name}: {len(self.cores)} cores, {len(self.fifos)} fifos>"
+        cores = f"{len(self.cores)} core" + ("" if len(self.cores) == 1 else "s")
+        fifos = f"{len(self.fifos)} fifo" + ("" if len(self.fifos) == 1 else "s")
+        return f"<design {self.name} on {self.device.name}: {cores}, {fifos}>"
+
+    def __str__(self) -> str:
+        """The design's IR text (``tl.ir.print``): its kernels, fifos, core programs and moves."""
+        from tilelang.ir.printer import print_ir  # the printer imports this module
+
+        return print_ir(self)

@@ -10,6 +10,7 @@ from tilelang.ir.design import (
     Acquire,
     AffineArg,
     Arg,
+    BufArg,
     Call,
     ConstArg,
     Core,
@@ -21,6 +22,7 @@ from tilelang.ir.design import (
     Fifo,
     Link,
     LinkKind,
+    LocalBuffer,
     Loop,
     LoopVarArg,
     Port,
@@ -56,6 +58,7 @@ class _DesignScope:
     def __init__(self, kernels: dict[str, AnyKernel]):
         self.kernels = kernels
         self.names: dict[str, str] = {name: "kernel" for name in kernels}
+        self.local: set[str] = set()  # the buffers of the core being read
 
     def declare(self, tok: Token, what: str) -> str:
         name = tok[1:]
@@ -102,6 +105,12 @@ class _DesignScope:
         for a in args:
             if a.data == "affine_arg":
                 out.append(self.affine(a, depth))
+                continue
+            if a.data == "buf_arg":
+                tok = a.children[0]
+                if tok[1:] not in self.local:
+                    raise error(tok, f"undefined buffer {tok} (declare it in this core: buffer {tok} : tile<...>)")
+                out.append(BufArg(tok[1:]))
                 continue
             first, second = a.children
             if a.data == "elem_arg":
@@ -195,9 +204,19 @@ def _core(node: Tree, scope: _DesignScope) -> Core:
     if tile is not None and len(tile) != 2:
         raise error(attrs["tile"], f"core {sym}: tile is [col, row]")
     name = scope.declare(sym, "core")
-    body = scope.stmts([c for c in node.children[1:] if isinstance(c, Tree) and c.data != "attrs"], 0)
+    buffers = []
+    for b in subtrees(node, "local"):
+        bsym, ty = b.children
+        elem = parse_type(ty)
+        if not isinstance(elem, TileType):
+            raise error(ty, f"buffer {bsym}: the type must be tile<...>, not {elem}")
+        with located(b):
+            buffers.append(LocalBuffer(scope.declare(bsym, "buffer"), elem))
+    scope.local = {b.name for b in buffers}
+    stmts = [c for c in node.children[1:] if isinstance(c, Tree) and c.data not in ("attrs", "local")]
+    body = scope.stmts(stmts, 0)
     with located(node):
-        return Core(name, body, tile)  # type: ignore[arg-type]
+        return Core(name, body, tile, tuple(buffers))  # type: ignore[arg-type]
 
 
 def _link(node: Tree, scope: _DesignScope) -> Link:

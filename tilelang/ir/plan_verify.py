@@ -16,7 +16,9 @@ It reads the device model only (``tilelang.devices``), never the planner:
   one channel;
 - memory: each buffer on a tile its fifo lives on, within the tile's memory,
   above the core stack on a tile that runs a core (``devices.abi.STACK_BYTES``),
-  its bank the one its offset starts in, no two buffers of a tile overlapping,
+  its bank the one its offset starts in, no two buffers of a tile overlapping
+  (except two local buffers of one core whose lifetimes never meet,
+  ``tilelang/ir/liveness.py``), every local buffer on its core's tile,
   and every buffer set complete (one buffer per index below the fifo's depth on
   each tile that holds the fifo);
 - budgets: the BDs of the channels drawing from each BD pool
@@ -36,6 +38,7 @@ from tilelang.devices import Device
 from tilelang.devices.abi import STACK_BYTES
 from tilelang.errors import PlanError
 from tilelang.ir.descriptors import end_bds, host_end_locks, part_count, set_locks, whole_fifo
+from tilelang.ir.liveness import liveness
 from tilelang.ir.plan import FifoEnd, Plan, agent_name
 from tilelang.ir.stream_channels import assign_channels
 from tilelang.ir.verify import HOST, fifo_ends
@@ -188,19 +191,53 @@ def _buffers(plan: Plan) -> None:
                             f"(of {banks}, {bank_bytes} B each), not bank {b.bank}")
         by_tile.setdefault(b.tile, []).append((b.offset, b.end, name))
     _complete_sets(plan)
+    _complete_locals(plan)
+    may_share, packed = _packable(plan)
     for tile, spans in by_tile.items():
         spans.sort()
-        for (lo1, hi1, n1), (lo2, hi2, n2) in zip(spans, spans[1:], strict=False):
-            if lo2 < hi1:
-                raise PlanError(f"buffers {n1!r} [{lo1}, {hi1}) and {n2!r} [{lo2}, {hi2}) overlap in the memory of "
-                                f"{_t(tile)}")
+        for i, (lo1, hi1, n1) in enumerate(spans):
+            for lo2, hi2, n2 in spans[i + 1 :]:
+                if lo2 >= hi1:
+                    break
+                if (min(n1, n2), max(n1, n2)) not in may_share:
+                    why = " whose lifetimes meet" if (n1 in packed and n2 in packed) else ""
+                    raise PlanError(f"buffers {n1!r} [{lo1}, {hi1}) and {n2!r} [{lo2}, {hi2}){why} overlap in the "
+                                    f"memory of {_t(tile)}")
+
+
+def _packable(plan: Plan) -> tuple[set[tuple[str, str]], set[str]]:
+    """Pairs of local buffers (smaller name first) of one core never resident together, and every local buffer
+    of a core with two or more."""
+    out: set[tuple[str, str]] = set()
+    packed: set[str] = set()
+    kernels = {k.name: k for k in plan.design.kernels}
+    for c in plan.design.cores:
+        if len(c.buffers) < 2:
+            continue
+        meet = liveness(c, kernels).interference()
+        names = sorted(b.name for b in c.buffers)
+        packed.update(names)
+        out.update((x, y) for i, x in enumerate(names) for y in names[i + 1 :] if (x, y) not in meet)
+    return out, packed
+
+
+def _complete_locals(plan: Plan) -> None:
+    """Every core's local buffers are placed, whole, on the core's tile."""
+    for c in plan.design.cores:
+        for lb in c.buffers:
+            b = plan.buffers.get(lb.name)
+            if b is None:
+                raise PlanError(f"the plan does not place buffer {lb.name!r} of core {c.name!r}")
+            if b.size < lb.nbytes:
+                raise PlanError(f"buffer {lb.name!r} of core {c.name!r} needs {lb.nbytes} B; the plan gives {b.size} B")
 
 
 def _complete_sets(plan: Plan) -> None:
     """Every tile that holds a fifo's buffers has one buffer per index below its depth."""
     held: dict[tuple[str, Coord], list[int]] = defaultdict(list)
     for b in plan.buffers.values():
-        held[(b.fifo, b.tile)].append(b.index)
+        if b.fifo:
+            held[(b.fifo, b.tile)].append(b.index)
     for name in plan.fifos:
         depth = plan.design.fifo(name).depth
         for tile, holders in sorted(_homes(plan, name).items()):
@@ -271,6 +308,14 @@ def _budgets(plan: Plan) -> None:
 def _check_buffer_home(plan: Plan, name: str) -> None:
     """A buffer lives on the memory its fifo uses there: the shared tile, or an end's tile (not the host's)."""
     b = plan.buffers[name]
+    if not b.fifo:
+        owner = next((c for c in plan.design.cores if any(lb.name == name for lb in c.buffers)), None)
+        if owner is None:
+            raise PlanError(f"buffer {name!r} belongs to no fifo and is no core's tl.buffer")
+        if plan.placement.get(owner.name) != b.tile:
+            raise PlanError(f"buffer {name!r} of core {owner.name!r} is on {_t(b.tile)}; the core runs on "
+                            f"{_t(plan.placement[owner.name])} and its local buffers live in its own memory")
+        return
     fp = plan.fifos.get(b.fifo)
     if fp is None:
         raise PlanError(f"buffer {name!r} belongs to no fifo of the plan (fifo {b.fifo!r})")

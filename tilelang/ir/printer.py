@@ -16,6 +16,7 @@ from collections.abc import Callable
 from tilelang.ir.design import (
     Acquire,
     AffineArg,
+    BufArg,
     Call,
     ConstArg,
     Design,
@@ -174,6 +175,7 @@ def print_design(d: Design) -> str:
     for c in d.cores:
         pin = format_attrs([("tile", c.tile)]) if c.tile is not None else ""
         lines.append(f"{INDENT}core @{c.name}{pin} {{")
+        lines += [f"{INDENT * 2}buffer @{b.name} : {b.elem}" for b in c.buffers]
         lines += _format_body(c.body, 2, 0)
         lines.append(INDENT + "}")
     lines += [INDENT + _format_link(link) for link in d.links]
@@ -204,6 +206,8 @@ def _format_body(body: tuple[Stmt, ...], level: int, depth: int) -> list[str]:
 def _format_arg(a: object) -> str:
     if isinstance(a, ElemArg):
         return f"@{a.fifo}[{a.index}]"
+    if isinstance(a, BufArg):
+        return f"@{a.buffer}"
     if isinstance(a, ConstArg):
         return f"{format_number(a.value)} : {a.dtype.name}"
     if isinstance(a, LoopVarArg):

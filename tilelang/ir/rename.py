@@ -16,6 +16,7 @@ import dataclasses
 from tilelang.devices import Device
 from tilelang.ir.design import (
     Acquire,
+    BufArg,
     Call,
     Design,
     Dma,
@@ -37,7 +38,8 @@ def _stmt(s: Stmt, p: str, kernels: dict[str, str]) -> Stmt:
     if isinstance(s, Acquire | Release):
         return dataclasses.replace(s, fifo=p + s.fifo)
     if isinstance(s, Call):
-        args = tuple(dataclasses.replace(a, fifo=p + a.fifo) if isinstance(a, ElemArg) else a for a in s.args)
+        args = tuple(dataclasses.replace(a, fifo=p + a.fifo) if isinstance(a, ElemArg)
+                     else BufArg(p + a.buffer) if isinstance(a, BufArg) else a for a in s.args)
         return dataclasses.replace(s, kernel=kernels.get(s.kernel, s.kernel), args=args)
     if isinstance(s, Loop):
         return dataclasses.replace(s, body=tuple(_stmt(b, p, kernels) for b in s.body))
@@ -77,6 +79,7 @@ def prefix_design(design: Design, prefix: str, name: str | None = None, device: 
         kernels=kernels,
         fifos=tuple(dataclasses.replace(f, name=p + f.name) for f in design.fifos),
         cores=tuple(dataclasses.replace(c, name=p + c.name, body=tuple(_stmt(s, p, kn) for s in c.body),
+                                        buffers=tuple(dataclasses.replace(b, name=p + b.name) for b in c.buffers),
                                         tile=(c.tile[0] + columns, c.tile[1]) if c.tile else None)
                     for c in design.cores),
         links=tuple(dataclasses.replace(lk, name=p + lk.name, srcs=tuple(p + s for s in lk.srcs),
@@ -101,7 +104,10 @@ def _fifo_end(e: FifoEnd, p: str, dc: int) -> FifoEnd:
 
 
 def _buffer_name(name: str, b: BufferPlacement, p: str) -> str:
-    # <fifo>_<i> or <fifo>_<agent>_<i> (plan.py): both the fifo and the agent carry the prefix.
+    # <fifo>_<i> or <fifo>_<agent>_<i> (plan.py): both the fifo and the agent carry the prefix;
+    # a core's local buffer (no fifo) is named as the design names it.
+    if not b.fifo:
+        return p + name
     rest = name[len(b.fifo) + 1 :]
     agent, sep, idx = rest.rpartition("_")
     return f"{p}{b.fifo}_{p}{agent}_{idx}" if sep else f"{p}{b.fifo}_{rest}"
@@ -126,7 +132,7 @@ def shift_plan(plan: Plan, prefix: str, columns: int, design: Design) -> Plan:
         for k, f in plan.fifos.items()
     }
     buffers = {
-        _buffer_name(k, b, p): dataclasses.replace(b, tile=_tile(b.tile, dc), fifo=p + b.fifo)
+        _buffer_name(k, b, p): dataclasses.replace(b, tile=_tile(b.tile, dc), fifo=p + b.fifo if b.fifo else "")
         for k, b in plan.buffers.items()
     }
     routes = {

@@ -15,6 +15,7 @@ from tilelang.errors import DesignError
 from tilelang.ir.design import (
     Acquire,
     AffineArg,
+    BufArg,
     Call,
     ConstArg,
     Core,
@@ -24,6 +25,7 @@ from tilelang.ir.design import (
     Fifo,
     Link,
     LinkKind,
+    LocalBuffer,
     Loop,
     LoopVarArg,
     Port,
@@ -33,6 +35,7 @@ from tilelang.ir.design import (
 )
 from tilelang.ir.dtypes import DType
 from tilelang.ir.kernel import AnyKernel
+from tilelang.ir.liveness import must_read
 from tilelang.ir.pattern import AccessPattern
 from tilelang.ir.types import TileType
 from tilelang.ir.verify_sizes import verify_sizes
@@ -231,15 +234,31 @@ def check_core_tile(core: str, tile: object, device: object, loc: str | None = N
         )
 
 
-def check_call(call: Call, kernel: AnyKernel, fifos: dict[str, Fifo], loop_depth: int, core: str) -> None:
-    """A kernel call's arguments against the kernel's parameters."""
+def check_call(
+    call: Call,
+    kernel: AnyKernel,
+    fifos: dict[str, Fifo],
+    loop_depth: int,
+    core: str,
+    buffers: dict[str, LocalBuffer] | None = None,
+) -> None:
+    """A kernel call's arguments against the kernel's parameters (``buffers``: the core's local buffers)."""
     what = f"core {core!r}: call of {kernel.name!r}{at(call.loc)}"
     if len(call.args) != len(kernel.params):
         raise DesignError(f"{what}: {len(kernel.params)} arguments expected, got {len(call.args)}")
     for p, a in zip(kernel.params, call.args, strict=True):
+        if isinstance(a, BufArg):
+            b = (buffers or {}).get(a.buffer)
+            if b is None:
+                raise DesignError(f"{what}: unknown buffer {a.buffer!r} (tl.buffer of this core)")
+            if not isinstance(p.type, TileType):
+                raise DesignError(f"{what}: parameter {p.name!r} is a scalar {p.type}; buffer {a.buffer!r} was passed")
+            if b.elem != p.type:
+                raise DesignError(f"{what}: parameter {p.name!r} expects {p.type}, buffer {a.buffer!r} is {b.elem}")
+            continue
         if isinstance(p.type, TileType):
             if not isinstance(a, ElemArg):
-                raise DesignError(f"{what}: parameter {p.name!r} is a tile {p.type}; pass a fifo element")
+                raise DesignError(f"{what}: parameter {p.name!r} is a tile {p.type}; pass a fifo element or a tl.buffer")
             f = fifos.get(a.fifo)
             if f is None:
                 raise DesignError(f"{what}: unknown fifo {a.fifo!r}")
@@ -326,6 +345,40 @@ def check_sync(core: Core, fifos: dict[str, Fifo]) -> None:
     run(core.body)
 
 
+def check_locals(core: Core, kernels: dict[str, AnyKernel]) -> None:
+    """Every local buffer is written by a call before any call reads it.
+
+    A buffer starts undefined (memory is not cleared), so reading it first
+    would compute on whatever the tile held. Control flow is static (every
+    loop's trip count is known), so walking the program with each loop that
+    runs entered once visits every first use in execution order.
+    """
+    written: set[str] = set()
+
+    def run(body: tuple[Stmt, ...]) -> None:
+        for s in body:
+            if isinstance(s, Loop):
+                if s.trip_count > 0:
+                    run(s.body)
+            elif isinstance(s, Call):
+                k = kernels[s.kernel]
+                for p, a in zip(k.params, s.args, strict=True):
+                    if isinstance(a, BufArg) and a.buffer not in written and must_read(k, p.name):
+                        raise DesignError(
+                            f"core {core.name!r}: call of {k.name!r}{at(s.loc)} reads buffer {a.buffer!r} "
+                            f"(parameter {p.name!r}) before any call writes it; a tl.buffer starts undefined, "
+                            f"so write it whole first (e.g. a kernel storing zeros)"
+                        )
+                written.update(a.buffer for p, a in zip(k.params, s.args, strict=True)
+                               if isinstance(a, BufArg) and p.name in k.written)
+
+    for b in core.buffers:
+        if not any(isinstance(a, BufArg) and a.buffer == b.name for s in _walk(core.body) if isinstance(s, Call)
+                   for a in s.args):
+            raise DesignError(f"core {core.name!r}: buffer {b.name!r}{at(b.loc)} is never passed to a kernel")
+    run(core.body)
+
+
 # -- whole design -----------------------------------------------------------------------
 
 
@@ -366,6 +419,7 @@ def _verify_cores(design: Design, fifos: dict[str, Fifo], kernels: dict[str, Any
                     raise DesignError(f"core {c.name!r} both produces and consumes fifo {s.fifo!r}")
         _check_calls(c, c.body, 0, fifos, kernels, ports)
         check_sync(c, fifos)
+        check_locals(c, kernels)
 
 
 def _check_calls(core: Core, body: tuple[Stmt, ...], depth: int, fifos, kernels, ports: dict[str, Port]) -> None:
@@ -376,7 +430,7 @@ def _check_calls(core: Core, body: tuple[Stmt, ...], depth: int, fifos, kernels,
             k = kernels.get(s.kernel)
             if k is None:
                 raise DesignError(f"core {core.name!r} calls unknown kernel {s.kernel!r}")
-            check_call(s, k, fifos, depth, core.name)
+            check_call(s, k, fifos, depth, core.name, {b.name: b for b in core.buffers})
             for p, a in zip(k.params, s.args, strict=True):
                 if not isinstance(a, ElemArg):
                     continue

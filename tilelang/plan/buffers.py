@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from tilelang.devices import Device
-from tilelang.devices.abi import STACK_BYTES
+from tilelang.devices.abi import BUFFER_ALIGN, STACK_BYTES, align
 from tilelang.errors import PlanError
 from tilelang.ir.plan import BufferPlacement
 from tilelang.plan.bank_weights import Phase
@@ -32,15 +32,8 @@ from tilelang.plan.carriage import BufferSet, Carriage
 from tilelang.plan.problem import Coord
 from tilelang.plan.resources import fmt_tile
 
-#: Buffer address alignment: mlir-aie's sequential allocator tests place a 16-byte
-#: buffer at 1024 and the next at 1040 (iree-amd-aie / mlir-aie
-#: test/assign-buffer-addresses/basic_alloc_simple.mlir), i.e. 16-byte steps; the
-#: DMA itself needs only 32-bit alignment (AIE_FACTS "DMA address granularity").
-ALIGN = 16
-
-
-def align(n: int) -> int:
-    return (n + ALIGN - 1) // ALIGN * ALIGN
+#: Buffer address alignment (``devices.abi.BUFFER_ALIGN``, with its source).
+ALIGN = BUFFER_ALIGN
 
 
 @dataclass(frozen=True)

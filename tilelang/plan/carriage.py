@@ -71,6 +71,8 @@ class BufferSet:
         count: buffers in the set (the fifo's depth).
         size: bytes of each buffer.
         locks: hardware locks the set needs on its tile.
+        core: for a core's arena of local buffers (``fifo`` empty): the core; its one
+            buffer is named ``prefix``.
     """
 
     prefix: str
@@ -79,13 +81,18 @@ class BufferSet:
     count: int
     size: int
     locks: int
+    core: str = ""
 
     def names(self) -> list[str]:
+        if self.core:
+            return [self.prefix]
         return [f"{self.prefix}{i}" for i in range(self.count)]
 
     @property
     def label(self) -> str:
-        """How an error message names the set: ``a_in[2]``."""
+        """How an error message names the set: ``a_in[2]``, or ``local buffers of core w (512 B)``."""
+        if self.core:
+            return f"local buffers of core {self.core} ({self.size} B)"
         return f"{self.fifo}[{self.count}]"
 
 
@@ -107,6 +114,11 @@ class Carriage:
 
 
 # -- the decision -------------------------------------------------------------------------
+
+
+def arena_name(core: str) -> str:
+    """The name under which a core's arena of local buffers is placed (then split into its buffers)."""
+    return f"{core}__locals"
 
 
 def common_memories(device: Device, a: Coord, b: Coord) -> tuple[Coord, ...]:
@@ -253,4 +265,7 @@ def carry(problem: Problem, placement: Placement) -> Carriage:
         else:
             ends += _dma_ends(problem, f, placement)
         sets += _buffer_sets(problem, f, placement, common)
+    for p in problem.packings:
+        if p.size:
+            sets.append(BufferSet(arena_name(p.core), "", (placement.cores[p.core],), 1, p.size, 0, p.core))
     return Carriage(shared, tuple(ends), tuple(sets), assign_channels(problem.device, ends))

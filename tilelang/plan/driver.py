@@ -22,10 +22,11 @@ from tilelang.plan.bank_fit import first_fit_banks
 from tilelang.plan.bank_ilp import ilp_banks
 from tilelang.plan.bank_weights import contention
 from tilelang.plan.buffers import place_buffers
-from tilelang.plan.carriage import Carriage, Placement, carry
+from tilelang.plan.carriage import Carriage, Placement, arena_name, carry
 from tilelang.plan.channels import check_link_channels
 from tilelang.plan.fabric import fabric
 from tilelang.plan.greedy import greedy_placement
+from tilelang.plan.packing import Packing, pack_core
 from tilelang.plan.placement import place_ilp
 from tilelang.plan.problem import Coord, Problem, build_problem
 from tilelang.plan.resources import check_tiles
@@ -65,9 +66,30 @@ def _buffers(problem: Problem, carriage: Carriage, placement: Placement, strateg
             problem.device, carriage, core_tiles, first_fit_banks, weights=weights, phases=phases
         )
         info = SolveInfo("first-fit", "feasible", 0.0)
+    bufs = _split_arenas(problem, bufs)
     banks = {name: b.bank for name, b in bufs.items()}
     lost = float(sum(n * ph.lost(banks) for ph, n in phases.items()))
     return bufs, shared_at, replace(info, objective=lost)
+
+
+def _split_arenas(problem: Problem, bufs: dict[str, BufferPlacement]) -> dict[str, BufferPlacement]:
+    """Each core's placed arena replaced by its local buffers at their packed offsets."""
+    out = dict(bufs)
+    for p in problem.packings:
+        arena = out.pop(arena_name(p.core), None)
+        if arena is None:
+            continue
+        bank_bytes = problem.device.memory_bytes(arena.tile) // problem.device.memory_banks(arena.tile)
+        for name, rel in p.offsets.items():
+            at = arena.offset + rel
+            out[name] = BufferPlacement(arena.tile, at // bank_bytes, at, p.sizes[name])
+    return dict(sorted(out.items()))
+
+
+def _packings(design: Design, solver: str, pack: bool, deadline: float) -> tuple[Packing, ...]:
+    kernels = {k.name: k for k in design.kernels}
+    cores = [c for c in design.cores if c.buffers]
+    return tuple(pack_core(c, kernels, solver, _share(deadline, 0.1 / len(cores)), pack) for c in cores)
 
 
 def _flows(problem: Problem, carriage: Carriage, placement: Placement) -> tuple[list, list[str]]:
@@ -95,7 +117,7 @@ def _fifo_plans(problem: Problem, carriage: Carriage, placement: Placement, shar
     return out
 
 
-def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: str = "ilp") -> Plan:
+def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: str = "ilp", pack: bool = True) -> Plan:
     """Plan a design: placement, buffers and routes (API.md "Planning": ``tl.plan``).
 
     Args:
@@ -105,6 +127,8 @@ def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: 
             killed at its share of it, its greedy/negotiated counterpart standing in.
         strategy: "ilp" (the ILPs) or "greedy" (greedy placement, first-fit buffers,
             shortest-path routing; fast, no optimality claim).
+        pack: let a core's local buffers whose lifetimes never meet share memory
+            (``packing.py``); False keeps every buffer apart.
 
     Returns:
         The immutable :class:`~tilelang.ir.plan.Plan`; the same design always gives
@@ -118,9 +142,13 @@ def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: 
     verify_design(design)
     start = time.monotonic()
     deadline = clock() + float(time_limit)
-    problem = build_problem(design)
-    check_link_channels(design)
     timings: dict[str, float] = {}
+    t0 = time.monotonic()
+    packings = _packings(design, solver, pack, deadline)
+    if packings:
+        timings["packing"] = time.monotonic() - t0
+    problem = build_problem(design, packings)
+    check_link_channels(design)
 
     t0 = time.monotonic()
     # Shares of the time limit are safety nets only (work bounds each solve): generous to the placement,
@@ -185,6 +213,7 @@ def _assemble(
     r = routing.solve
     route_info = SolveInfo(r.method, r.status, 0.0, r.objective, routing.gap, r.message)
     solves = {"placement": _zero(place_info), "buffers": _zero(buf_info), "routing": route_info}
+    solves.update({f"packing_{p.core}": _zero(p.info) for p in problem.packings})
     out = Plan(
         design=problem.design,
         placement=dict(placement.cores),

@@ -206,7 +206,8 @@ class PlacementModel:
                 mem += size if d == MM2S else size * streamed
             for d in (MM2S, S2MM):
                 self._add_if_variable(streams[d], self.dev.dma_channels(tile, d), f"ch_{d}_{i}")
-            self._add_if_variable(mem, cap - STACK_BYTES, f"mem_{i}")
+            # the core's local buffers (packed) sit in its own memory wherever it goes
+            self._add_if_variable(mem, cap - STACK_BYTES - self.p.arena_bytes(c), f"mem_{i}")
 
     def memtiles(self) -> None:
         """Links' DMA channels, buffer bytes, BDs, locks and vertical stream links within each memtile."""

@@ -15,6 +15,7 @@ from tilelang.devices import Device
 from tilelang.errors import PlanError
 from tilelang.ir.design import Design, Link, LinkKind, Loop, Release, Stmt
 from tilelang.ir.verify import HOST, fifo_ends
+from tilelang.plan.packing import Packing
 
 Coord = tuple[int, int]
 
@@ -68,6 +69,7 @@ class Problem:
         cores: core names, in design order.
         pins: (core, tile) for every pinned core.
         links: the design's links, in design order.
+        packings: the arena of local buffers of each core that has any (``packing.py``).
     """
 
     design: Design
@@ -76,6 +78,11 @@ class Problem:
     cores: tuple[str, ...]
     pins: tuple[tuple[str, Coord], ...]
     links: tuple[Link, ...]
+    packings: tuple[Packing, ...] = ()
+
+    def arena_bytes(self, core: str) -> int:
+        """Bytes of ``core``'s local buffers as packed (0 without any)."""
+        return next((p.size for p in self.packings if p.core == core), 0)
 
     def fifo(self, name: str) -> FifoSpec:
         for f in self.fifos:
@@ -103,11 +110,12 @@ def whole_fifo(link: Link) -> str:
     return link.dsts[0] if link.kind is LinkKind.JOIN else link.srcs[0]
 
 
-def build_problem(design: Design) -> Problem:
+def build_problem(design: Design, packings: tuple[Packing, ...] = ()) -> Problem:
     """Extract the planning problem from a verified design.
 
     Args:
         design: a design that passed ``verify_design``.
+        packings: the packed local buffers of its cores (``packing.pack_core``).
 
     Returns:
         The :class:`Problem`.
@@ -140,6 +148,7 @@ def build_problem(design: Design) -> Problem:
         cores=tuple(c.name for c in design.cores),
         pins=pins,  # type: ignore[arg-type]
         links=design.links,
+        packings=tuple(packings),
     )
 
 

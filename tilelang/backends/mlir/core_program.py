@@ -27,6 +27,7 @@ from tilelang.errors import DesignError
 from tilelang.ir.design import (
     Acquire,
     AffineArg,
+    BufArg,
     Call,
     ConstArg,
     Core,
@@ -195,6 +196,7 @@ class CoreEmitter:
         self.frames: list[LoopFrame] = []
         self.loop_ids = 0
         self.ivs: dict[int, object] = {}
+        self.local: dict[str, object] = {}  # the core's local buffers (memref values), set by emit_core
 
     def run(self) -> None:
         self.block(self.core.body, {f: FifoState() for f in self.ports})
@@ -298,6 +300,8 @@ class CoreEmitter:
                 args.append(self.loop_var(a))
             elif isinstance(a, AffineArg):
                 args.append(self.affine(a))
+            elif isinstance(a, BufArg) and a.buffer in self.local:
+                args.append(self.local[a.buffer])
             else:
                 raise DesignError(f"core {self.core.name!r}: unsupported argument {a!r} to {kernel.name!r}")
         m.func.CallOp([], self.callees[kernel.name], args)

@@ -13,6 +13,7 @@ from tilelang.backends.mlir._mlir import mlir
 from tilelang.backends.mlir.core_program import CoreEmitter, SyncLowering
 from tilelang.backends.mlir.enums import device_id
 from tilelang.backends.mlir.kernels import declare_extern, lower_kernel, stack_bytes
+from tilelang.backends.mlir.types import tile_memref_type
 from tilelang.devices.abi import STACK_BYTES
 from tilelang.errors import PlanError, TileLangError
 from tilelang.ir.design import Call, Core, walk
@@ -129,9 +130,58 @@ def core_attrs(dm: DeviceModule, core: Core) -> dict[str, object]:
     return {"stack_size": aie_ops.i32(STACK_BYTES)}
 
 
-def emit_core(dm: DeviceModule, core: Core, sync: SyncLowering) -> object:
-    """``aie.core`` on the core's planned tile, its body emitted through ``sync``."""
+def _local_buffers(dm: DeviceModule, core: Core, addresses: bool) -> tuple[dict[str, object], list]:
+    """``aie.buffer`` ops for ``core``'s local buffers on its tile: one per buffer, except that buffers the
+    plan packs into shared bytes (aie.buffers may not overlap) become one byte buffer per group of
+    overlapping ones, which the core views them in.
+
+    Returns:
+        ({buffer: its aie.buffer value} for buffers alone, [(byte buffer value, base offset, [buffers])]).
+
+    Raises:
+        PlanError: the plan places a buffer off the core's tile.
+    """
+    if not core.buffers:
+        return {}, []
     m = mlir()
+    tile = dm.plan.placement[core.name]
+    placed = {b.name: dm.plan.buffers[b.name] for b in core.buffers}
+    for name, bp in placed.items():
+        if bp.tile != tile:
+            raise PlanError(f"buffer {name!r} of core {core.name!r} is placed on {bp.tile}, the core on {tile}")
+    groups: list[list] = []  # buffers whose byte ranges overlap, transitively, by offset
+    for b in sorted(core.buffers, key=lambda b: (placed[b.name].offset, b.name)):
+        lo = placed[b.name].offset
+        if groups and lo < max(placed[x.name].offset + x.nbytes for x in groups[-1]):
+            groups[-1].append(b)
+        else:
+            groups.append([b])
+
+    def buffer(name: str, memref: object, offset: int, bank: int) -> object:
+        attrs = {"sym_name": aie_ops.string(dm.names.fresh(name))}
+        if addresses:
+            attrs |= {"address": aie_ops.i32(offset), "mem_bank": aie_ops.i32(bank)}
+        return aie_ops.create("aie.buffer", [dm.tile(tile)], attrs, [memref]).result
+
+    alone: dict[str, object] = {}
+    shared: list = []
+    i8 = m.ir.IntegerType.get_signless(8)
+    for g in groups:
+        first = placed[g[0].name]
+        if len(g) == 1:
+            alone[g[0].name] = buffer(g[0].name, tile_memref_type(g[0].elem), first.offset, first.bank)
+            continue
+        size = max(placed[b.name].offset + b.nbytes for b in g) - first.offset
+        name = "_".join(b.name for b in g)
+        shared.append((buffer(name, m.ir.MemRefType.get([size], i8), first.offset, first.bank), first.offset, g))
+    return alone, shared
+
+
+def emit_core(dm: DeviceModule, core: Core, sync: SyncLowering, addresses: bool = False) -> object:
+    """``aie.core`` on the core's planned tile, its body emitted through ``sync``; its local buffers
+    before it (``addresses``: at the plan's addresses and banks, as the physical level places buffers)."""
+    m = mlir()
+    local, shared = _local_buffers(dm, core, addresses)
     tile = dm.tile(dm.plan.placement[core.name])
     op = aie_ops.create("aie.core", [tile], core_attrs(dm, core), [aie_ops.index_type()], regions=1)
     block = op.regions[0].blocks.append()
@@ -140,6 +190,12 @@ def emit_core(dm: DeviceModule, core: Core, sync: SyncLowering) -> object:
     if bind is not None:
         bind(emitter)
     with m.ir.InsertionPoint(block):
+        index = m.ir.IndexType.get()
+        for value, base, group in shared:
+            for b in group:
+                shift = m.arith.constant(index, dm.plan.buffers[b.name].offset - base)
+                local[b.name] = m.memref.view(tile_memref_type(b.elem), value, shift, [])
+        emitter.local = local
         emitter.run()
         aie_ops.end()
     return op

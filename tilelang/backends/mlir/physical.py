@@ -39,7 +39,7 @@ def build_physical_level(dm: DeviceModule) -> None:
     res.build()
     emit_kernels(dm)
     for core in design.cores:
-        emit_core(dm, core, PhysicalSync(res, core.name))
+        emit_core(dm, core, PhysicalSync(res, core.name), addresses=True)
     ids = BdIds(dm)
     programs = channel_programs(dm, res)
     static_shims = not plan.device.host_sequence
