@@ -37,7 +37,7 @@ class RunningCall:
         extra: cycles the DMA's accesses add to it so far.
     """
 
-    __slots__ = ("dma", "end", "extra", "start", "timing")
+    __slots__ = ("dma", "end", "extra", "start", "timing", "worst")
 
     def __init__(self, start: int, timing: CallTiming) -> None:
         self.start = start
@@ -45,14 +45,20 @@ class RunningCall:
         self.timing = timing
         self.extra = 0
         self.dma: dict[Hashable, float] = {}
+        self.worst = -math.inf
 
     def charge(self, bank: Hashable, cycles: float) -> None:
         """Add ``cycles`` of DMA accesses to ``bank``; the call ends later if the bank now binds."""
         dma = self.dma
-        dma[bank] = dma.get(bank, 0.0) + cycles
+        c = dma[bank] = dma.get(bank, 0.0) + cycles
         t = self.timing
-        worst = max(t.banks[b] + c for b, c in dma.items())
-        extra = math.ceil(worst - t.bound)
+        # The busiest charged bank: charges only grow (cycles > 0), so the maximum over the charged
+        # banks is the old maximum or this bank's new total, each summed exactly as a full scan would.
+        here = t.banks[bank] + c
+        if here <= self.worst:
+            return
+        self.worst = here
+        extra = math.ceil(here - t.bound)
         if extra > self.extra:
             self.end += extra - self.extra
             self.extra = extra

@@ -20,6 +20,12 @@ events of priority up to :data:`WAKE` (timeouts, then wakes scheduled in
 earlier cycles), then queued wakes in the order they were made, re-checking
 the heap after each (a wake may schedule a zero-delay timeout, which runs
 first, as its lower priority says).
+
+Each heap entry is a pair ``(key, what)``: the key packs the time, the priority
+and the sequence number into one integer whose order is the tuple's (one
+integer comparison per heap step instead of a tuple's), and ``what`` is a
+:class:`Process` to step (the common case, stepped inline by :meth:`Engine.run`
+without a call) or a callback.
 """
 
 from __future__ import annotations
@@ -27,6 +33,9 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Generator
 from heapq import heappop, heappush
+from itertools import count
+
+from tilelang.errors import SimulationError
 
 #: Priority of a process woken by a signal: after timeouts of the same cycle,
 #: so a producer's release at cycle t is seen by a consumer waking at t.
@@ -35,6 +44,19 @@ WAKE = 1
 TIMEOUT = 0
 
 ProcessGen = Generator[object, None, None]
+
+#: Bits of a heap key below the priority: the sequence number (2**40 events per run at most).
+_SEQ_BITS = 40
+#: Bits of the (offset) priority, and the offset making every allowed priority non-negative.
+_PRIO_BITS = 3
+_PRIO_OFFSET = 4
+#: A key's time is ``key >> _TIME_SHIFT``.
+_TIME_SHIFT = _SEQ_BITS + _PRIO_BITS
+
+
+def _key(time: int, priority: int, seq: int) -> int:
+    """The heap key of an event: ordered as ``(time, priority, seq)``."""
+    return (((time << _PRIO_BITS) | (priority + _PRIO_OFFSET)) << _SEQ_BITS) | seq
 
 
 class Waiting:
@@ -74,9 +96,7 @@ class Signal:
         if not self._waiters:
             return
         waiters, self._waiters = self._waiters, []
-        now = self.engine.now_queue
-        for p in waiters:
-            now.append(p.step)
+        self.engine.now_queue.extend(waiters)
 
 
 class Process:
@@ -107,7 +127,7 @@ class Process:
         self.finished_at = 0
         self.on_done: Callable[[Process], None] | None = None
         self.obj: object = None
-        engine.schedule(delay, self.step, TIMEOUT)
+        engine.schedule(delay, self, TIMEOUT)
 
     def reason(self) -> str:
         """What the process waits for, as a sentence."""
@@ -127,8 +147,7 @@ class Process:
             return
         if what.__class__ is int:
             eng = self.engine
-            eng.seq += 1
-            heappush(eng.heap, (eng.now + what, TIMEOUT, eng.seq, self.step))  # type: ignore[operator]
+            heappush(eng.heap, ((((eng.now + what) << _PRIO_BITS | _PRIO_OFFSET) << _SEQ_BITS) | next(eng.seq), self))
         else:
             self.waiting = what  # type: ignore[assignment]
             what._waiters.append(self)  # type: ignore[union-attr]
@@ -140,8 +159,9 @@ class Engine:
     Attributes:
         now: the current cycle.
         events: events processed so far (timeouts and wake-ups alike).
-        heap: pending ``(time, priority, sequence, callback)`` entries.
-        now_queue: wake-ups of the current cycle, in the order they were made.
+        heap: pending ``(key, process or callback)`` entries (key: see :func:`_key`).
+        now_queue: processes woken in the current cycle, in the order they were woken, and
+            zero-delay wake callbacks.
         seq: the tie-break counter.
     """
 
@@ -150,37 +170,67 @@ class Engine:
     def __init__(self) -> None:
         self.now = 0
         self.events = 0
-        self.heap: list[tuple[int, int, int, Callable[[], None]]] = []
-        self.now_queue: deque[Callable[[], None]] = deque()
-        self.seq = 0
+        self.heap: list[tuple[int, Process | Callable[[], None]]] = []
+        self.now_queue: deque[Process | Callable[[], None]] = deque()
+        self.seq = count(1)
         self._stop = False
 
-    def schedule(self, delay: int, callback: Callable[[], None], priority: int = TIMEOUT) -> None:
-        """Call ``callback`` ``delay`` cycles from now."""
+    def schedule(self, delay: int, callback: Process | Callable[[], None], priority: int = TIMEOUT) -> None:
+        """Call ``callback`` (or step the process) ``delay`` cycles from now.
+
+        Raises:
+            SimulationError: a priority outside [-4, 3].
+        """
         if delay == 0 and priority == WAKE:
             self.now_queue.append(callback)
             return
-        self.seq += 1
-        heappush(self.heap, (self.now + delay, priority, self.seq, callback))
+        if not -_PRIO_OFFSET <= priority < (1 << _PRIO_BITS) - _PRIO_OFFSET:
+            raise SimulationError(f"event priority must be in [-4, 3], got {priority}")
+        heappush(self.heap, (_key(self.now + delay, priority, next(self.seq)), callback))
 
     def stop(self) -> None:
         """End :meth:`run` after the current event."""
         self._stop = True
 
     def run(self) -> None:
-        """Process events in (time, priority, sequence) order until none is left or :meth:`stop`."""
+        """Process events in (time, priority, sequence) order until none is left or :meth:`stop`.
+
+        The body of :meth:`Process.step` is inlined here: stepping a process is most events.
+        """
         heap = self.heap
         queue = self.now_queue
-        pop, popleft = heappop, queue.popleft
+        pop, push, popleft, seq = heappop, heappush, queue.popleft, self.seq
+        # Heap entries before ``limit`` are at the current cycle with priority up to WAKE.
+        limit = _key(self.now, WAKE + 1, 0)
         n = 0
         while not self._stop:
-            if heap and (not queue or (heap[0][0] == self.now and heap[0][1] <= WAKE)):
-                t, _, _, callback = pop(heap)
-                self.now = t
+            if heap and (not queue or heap[0][0] < limit):
+                key, what = pop(heap)
+                t = key >> _TIME_SHIFT
+                if t != self.now:
+                    self.now = t
+                    limit = _key(t, WAKE + 1, 0)
             elif queue:
-                callback = popleft()
+                what = popleft()
             else:
                 break
-            callback()
             n += 1
+            if what.__class__ is not Process:
+                what()  # type: ignore[operator]
+                continue
+            p: Process = what  # type: ignore[assignment]
+            p.waiting = None
+            try:
+                w = next(p.gen)
+            except StopIteration:
+                p.done = True
+                p.finished_at = self.now
+                if p.on_done is not None:
+                    p.on_done(p)
+                continue
+            if w.__class__ is int:
+                push(heap, ((((self.now + w) << _PRIO_BITS | _PRIO_OFFSET) << _SEQ_BITS) | next(seq), p))  # type: ignore[operator]
+            else:
+                p.waiting = w  # type: ignore[assignment]
+                w._waiters.append(p)  # type: ignore[union-attr]
         self.events += n
