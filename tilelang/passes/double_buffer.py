@@ -31,13 +31,14 @@ producer may run ahead).
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pulp
 
 from tilelang.devices.abi import STACK_BYTES
-from tilelang.errors import DesignError, PlanError
+from tilelang.errors import DesignError, PlanError, PlanWarning
 from tilelang.ir.design import Acquire, Call, Design, Loop, Port, Release, Stmt
 from tilelang.ir.kernel import ExternKernel, Kernel
 from tilelang.ir.kernel_cost import kernel_cycles
@@ -270,6 +271,14 @@ def _with_depths(design: Design, depths: dict[str, int]) -> Design:
         design, fifos=tuple(dataclasses.replace(f, depth=depths.get(f.name, f.depth)) for f in design.fifos))
 
 
+def _plan(design: Design) -> Plan:
+    from tilelang.plan import plan
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PlanWarning)  # a trial plan: its fallbacks are not the user's
+        return plan(design)
+
+
 def _check_args(design: object, max_depth: object, time_limit: object) -> None:
     if not isinstance(design, Design):
         raise DesignError(f"double_buffer takes a Design, got {type(design).__name__}")
@@ -295,9 +304,7 @@ def double_buffer(design: Design, *, max_depth: int = MAX_DEPTH, time_limit: flo
         PlanError: the design itself does not plan (the pass needs its plan to know the memory).
     """
     _check_args(design, max_depth, time_limit)
-    from tilelang.plan import plan as make_plan
-
-    room = _room(make_plan(design))
+    room = _room(_plan(design))
     gains = fifo_gains(design)
     cands = _candidates(design, gains, room, max_depth)
     if not cands:
@@ -310,7 +317,7 @@ def double_buffer(design: Design, *, max_depth: int = MAX_DEPTH, time_limit: flo
     while depths:
         out = _with_depths(design, depths)
         try:
-            make_plan(out)
+            _plan(out)
             return out
         except PlanError:
             # the byte bound held but banks or placement did not: give back the deepening that gains least
