@@ -112,6 +112,39 @@ def _mip(sizes: Mapping[str, int], meet: set[tuple[str, str]], start: dict[str, 
     return offsets, SolveInfo("mip", status, 0.0, float(_extent(offsets, sizes)), sol.gap)
 
 
+def pack_offsets(sizes: Mapping[str, int], meet: set[tuple[str, str]], peak: int = 0, solver: str = "cbc",
+         time_limit: float = 10.0) -> tuple[dict[str, int], SolveInfo]:
+    """Offsets for buffers of ``sizes`` (multiples of 16 bytes) in which no interfering pair overlaps.
+
+    Args:
+        sizes: bytes of each buffer.
+        meet: the interfering pairs, each (smaller name, larger name).
+        peak: a lower bound on the extent (first fit that reaches it is optimal).
+        solver: the MIP's solver.
+        time_limit: the MIP's wall-clock safety net in seconds.
+
+    Returns:
+        (offsets, how they were chosen: objective = the extent).
+    """
+    offsets = _first_fit(sizes, meet)
+    size = _extent(offsets, sizes)
+    if size <= peak:
+        return offsets, SolveInfo("first-fit", "optimal", 0.0, float(size), 0.0,
+                                  "first fit reaches the resident-bytes bound")
+    if len(sizes) > MIP_MAX_BUFFERS:
+        return offsets, SolveInfo("first-fit", "feasible", 0.0, float(size), (size - peak) / size,
+                                  f"{len(sizes)} buffers: more than the MIP takes ({MIP_MAX_BUFFERS}); first fit stands")
+    better, mip = _mip(sizes, meet, offsets, solver, time_limit)
+    if better is not None and _extent(better, sizes) < size:
+        size = _extent(better, sizes)
+        gap = 0.0 if mip.status == "optimal" else (size - peak) / size
+        return better, SolveInfo("mip", mip.status, 0.0, float(size), gap, mip.message)
+    why = mip.message or f"the MIP ({mip.status}) found nothing smaller"
+    status = mip.status if mip.status in ("optimal", "time-limited") else "feasible"
+    return offsets, SolveInfo("first-fit", status, 0.0, float(size), 0.0 if status == "optimal" else None,
+                              f"{why}; first fit stands")
+
+
 def pack_core(core: Core, kernels: Mapping[str, AnyKernel], solver: str = "cbc", time_limit: float = 10.0,
               pack: bool = True) -> Packing:
     """The arena layout of ``core``'s local buffers.
@@ -137,27 +170,8 @@ def pack_core(core: Core, kernels: Mapping[str, AnyKernel], solver: str = "cbc",
             at += sizes[b.name]
         info = SolveInfo("apart", "feasible", 0.0, float(unpacked), None, "packing off: every buffer apart")
         return Packing(core.name, offsets, sizes, unpacked, unpacked, peak, info)
-    meet = live.interference()
-    offsets = _first_fit(sizes, meet)
-    size = _extent(offsets, sizes)
-    if size <= peak:
-        info = SolveInfo("first-fit", "optimal", 0.0, float(size), 0.0, "first fit reaches the resident-bytes bound")
-    elif len(sizes) > MIP_MAX_BUFFERS:
-        info = SolveInfo("first-fit", "feasible", 0.0, float(size), (size - peak) / size,
-                         f"{len(sizes)} buffers: more than the MIP takes ({MIP_MAX_BUFFERS}); first fit stands")
-    else:
-        better, mip = _mip(sizes, meet, offsets, solver, time_limit)
-        if better is not None and _extent(better, sizes) < size:
-            offsets, size = better, _extent(better, sizes)
-            gap = 0.0 if mip.status == "optimal" else (size - peak) / size
-            info = SolveInfo("mip", mip.status, 0.0, float(size), gap, mip.message)
-        else:
-            why = mip.message or f"the MIP ({mip.status}) found nothing smaller"
-            status = "optimal" if mip.status == "optimal" else "time-limited" if mip.status == "time-limited" \
-                else "feasible"
-            info = SolveInfo("first-fit", status, 0.0, float(size), 0.0 if status == "optimal" else None,
-                             f"{why}; first fit stands")
-    return Packing(core.name, offsets, sizes, size, unpacked, peak, info)
+    offsets, info = pack_offsets(sizes, live.interference(), peak, solver, time_limit)
+    return Packing(core.name, offsets, sizes, _extent(offsets, sizes), unpacked, peak, info)
 
 
-__all__ = ["MIP_MAX_BUFFERS", "Packing", "pack_core"]
+__all__ = ["MIP_MAX_BUFFERS", "Packing", "pack_core", "pack_offsets"]
