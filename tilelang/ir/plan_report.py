@@ -22,6 +22,43 @@ def _t(tile: tuple[int, int] | None) -> str:
     return "-" if tile is None else f"({tile[0]},{tile[1]})"
 
 
+def _covered(spans: list[tuple[int, int]]) -> int:
+    """Bytes covered by the union of ``spans``."""
+    total, end = 0, -1
+    for lo, hi in sorted(spans):
+        if hi > end:
+            total += hi - max(lo, end)
+            end = hi
+    return total
+
+
+def memory_rows(plan: Plan) -> list[list[str]]:
+    """Per tile holding buffers: bytes allocated (stack included), its capacity, the core's local buffers packed
+    and apart, and the core's peak live bytes."""
+    from tilelang.devices.abi import STACK_BYTES, align
+    from tilelang.ir.liveness import liveness
+
+    d = plan.design
+    kernels = {k.name: k for k in d.kernels}
+    fifos = {f.name: f for f in d.fifos}
+    on_tile = {t: c for c, t in plan.placement.items()}
+    spans: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for b in plan.buffers.values():
+        spans.setdefault(b.tile, []).append((b.offset, b.end))
+    rows = []
+    for tile in sorted(spans):
+        core = d.core(on_tile[tile]) if tile in on_tile else None
+        stack = STACK_BYTES if core is not None else 0
+        local = [plan.buffers[b.name] for b in core.buffers] if core is not None else []
+        packed = _covered([(b.offset, b.end) for b in local])
+        apart = sum(align(b.nbytes) for b in core.buffers) if core is not None else 0
+        peak = liveness(core, kernels, fifos).peak() if core is not None else 0
+        rows.append([_t(tile), core.name if core is not None else "-", str(_covered(spans[tile]) + stack),
+                     str(d.device.memory_bytes(tile)), str(packed) if local else "-", str(apart) if local else "-",
+                     str(peak) if core is not None else "-"])
+    return rows
+
+
 def render(plan: Plan) -> str:
     d = plan.design
     lines = [f"plan of {d.name} on {d.device.name} ({d.device.cols}x{d.device.rows})", ""]
@@ -40,6 +77,10 @@ def render(plan: Plan) -> str:
         ["buffer", "tile", "bank", "offset", "bytes"],
         [[n, _t(b.tile), str(b.bank), str(b.offset), str(b.size)] for n, b in plan.buffers.items()],
     )
+    lines += _table("memory (bytes; peak live: the most a core's program holds during one call, its local buffers "
+                    "and the fifo elements it has acquired)",
+                    ["tile", "core", "allocated", "capacity", "local packed", "local apart", "peak live"],
+                    memory_rows(plan))
     lines += _table(
         "routes",
         ["flow", "source", "dests", "links"],
