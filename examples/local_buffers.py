@@ -14,7 +14,11 @@ Three designs (npu1 by default), each checked against numpy:
 - ``kernel_pipeline``: four kernels in a row, t1 = 2a, t2 = relu(t1), t3 = t2^2,
   c = t3 + 1, through three local buffers. t1 is dead once t2 is made, so t1
   and t3 can share memory: at the default size the design needs that packing
-  to fit the core's 64 KiB (``tl.plan(..., pack=False)`` raises PlanError).
+  to fit the core's 64 KiB (``tl.plan(..., pack=False)`` raises PlanError);
+- ``branches``: two branches from one input, written breadth first (both f32
+  intermediates, then both bf16 results, then their sum); running one branch
+  to its small result before starting the other holds less memory at once,
+  which ``tl.passes.schedule_memory`` finds.
 
 Run: python examples/local_buffers.py [--small]
 """
@@ -180,6 +184,58 @@ def kernel_pipeline(n: int = 16384, tile: int = 4096, device: str = "npu1"):
     return kernel_pipeline
 
 
+def branches(n: int = 8192, tile: int = 2048, device: str = "npu1"):
+    """c = bf16(relu(3a)) + bf16((a + 1)^2) through two f32 and two bf16 local buffers, written breadth first."""
+
+    @tl.kernel
+    def triple(a: tl.Tile[(tile,), tl.bf16], u: tl.Tile[(tile,), tl.f32]):
+        u[...] = a.astype(tl.f32)
+        u[...] = u * 3.0
+
+    @tl.kernel
+    def shift(a: tl.Tile[(tile,), tl.bf16], v: tl.Tile[(tile,), tl.f32]):
+        v[...] = a.astype(tl.f32) + 1.0
+
+    @tl.kernel
+    def rectify(u: tl.Tile[(tile,), tl.f32], s1: tl.Tile[(tile,), tl.bf16]):
+        s1[...] = tl.relu(u).astype(tl.bf16)
+
+    @tl.kernel
+    def square(v: tl.Tile[(tile,), tl.f32], s2: tl.Tile[(tile,), tl.bf16]):
+        s2[...] = (v * v).astype(tl.bf16)
+
+    @tl.kernel
+    def merge(s1: tl.Tile[(tile,), tl.bf16], s2: tl.Tile[(tile,), tl.bf16], c: tl.Tile[(tile,), tl.bf16]):
+        c[...] = s1 + s2
+
+    @tl.design(device=device)
+    def branches(A: tl.Tensor[(n,), tl.bf16], C: tl.Tensor[(n,), tl.bf16]):
+        a_in = tl.fifo(tl.Tile[(tile,), tl.bf16], depth=2, name="a_in")
+        c_out = tl.fifo(tl.Tile[(tile,), tl.bf16], depth=2, name="c_out")
+
+        @tl.core(name="branches")
+        def body():
+            u = tl.buffer(tl.Tile[(tile,), tl.f32], name="u")
+            v = tl.buffer(tl.Tile[(tile,), tl.f32], name="v")
+            s1 = tl.buffer(tl.Tile[(tile,), tl.bf16], name="s1")
+            s2 = tl.buffer(tl.Tile[(tile,), tl.bf16], name="s2")
+            for _ in tl.range(n // tile):
+                a = a_in.acquire()
+                c = c_out.acquire()
+                triple(a, u)
+                shift(a, v)
+                rectify(u, s1)
+                square(v, s2)
+                merge(s1, s2, c)
+                a_in.release()
+                c_out.release()
+
+        tl.dma(A, a_in, pattern=tl.tiles((tile,)))
+        tl.dma(c_out, C, pattern=tl.tiles((tile,)))
+
+    return branches
+
+
 # -- numpy answers ------------------------------------------------------------------------
 
 
@@ -198,6 +254,15 @@ def pipeline_reference(a: np.ndarray) -> np.ndarray:
     t1 = a.astype(np.float32) * np.float32(2.0)
     t2 = np.maximum(t1, 0).astype(BF16).astype(np.float32)
     return (t2 * t2 + np.float32(1.0)).astype(BF16)
+
+
+def branches_reference(a: np.ndarray) -> np.ndarray:
+    """Each kernel computes in f32 and rounds its bf16 result once."""
+    x = a.astype(np.float32)
+    s1 = np.maximum(x * np.float32(3.0), 0).astype(BF16).astype(np.float32)
+    v = x + np.float32(1.0)
+    s2 = (v * v).astype(BF16).astype(np.float32)
+    return (s1 + s2).astype(BF16)
 
 
 def inputs(name: str, design: object, seed: int = 0) -> dict[str, np.ndarray]:
@@ -227,7 +292,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     pipe = kernel_pipeline(2048, 512) if args.small else kernel_pipeline()
     x = inputs("pipeline", pipe)
     status |= harness.run("kernel_pipeline", pipe, x, {"C": pipeline_reference(x["A"])}, args)
-    print(f"local_buffers: 3 designs, {'all match numpy' if status == 0 else 'a MISMATCH above'}")
+    br = branches(4096, 1024) if args.small else branches()
+    x = inputs("branches", br)
+    status |= harness.run("branches", br, x, {"C": branches_reference(x["A"])}, args)
+    print(f"local_buffers: 4 designs, {'all match numpy' if status == 0 else 'a MISMATCH above'}")
     return status
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 # functions below is final (a later first import of a submodule would rebind it).
 import tilelang.devices
 import tilelang.plan  # noqa: F401
-from tilelang import backends, ir, library
+from tilelang import backends, ir, library, passes
 from tilelang.api import emit_mlir, plan, route, simulate, tile_contraction
 from tilelang.devices import Device, device, devices
 from tilelang.errors import (
@@ -31,6 +31,7 @@ from tilelang.ir.multiplan import MultiPlan
 from tilelang.ir.pattern import AccessPattern, pattern, tiles
 from tilelang.ir.plan import Plan
 from tilelang.ir.types import Tensor, TensorType, Tile, TileType
+from tilelang.passes import optimize
 from tilelang.plan.routing import Routing
 from tilelang.plan.tiling import Tiling
 from tilelang.tenancy import colocate, fuse, serve
@@ -48,6 +49,8 @@ __all__ = [
     "tile_contraction",
     "simulate",
     "route",
+    "optimize",
+    "passes",
     "plan",
     "emit_mlir",
     "Exploration",

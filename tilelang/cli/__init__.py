@@ -1,4 +1,4 @@
-"""The ``tilelang`` command: devices, print, plan, simulate, emit, compile, report, explore.
+"""The ``tilelang`` command: devices, print, plan, simulate, emit, compile, report, explore, optimize.
 
 Each command takes a design as ``file.py:name`` (or a printed ``.tl`` IR
 file, or a plan saved by ``tilelang plan -o plan.json``). Files to read and
@@ -17,7 +17,9 @@ import warnings
 from tilelang.cli import commands
 from tilelang.cli import compile as compile_cli
 from tilelang.cli import explore as explore_cli
+from tilelang.cli import optimize as optimize_cli
 from tilelang.errors import TileLangError
+from tilelang.report.tables import TOP_ROWS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,6 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--functional", action="store_true", help="compute outputs only, no timing")
     s.add_argument("--trace", help="write a Chrome/Perfetto trace (JSON) to this file")
     s.add_argument("--outputs", help="write the output arrays to this .npz file")
+    s.add_argument("--all", action="store_true",
+                   help=f"show every row of the statistics (default: the {TOP_ROWS} busiest of each table)")
+    s.add_argument("--check", action="store_true",
+                   help="also compute the outputs by the reference path (the IR's numpy semantics, no plan, no "
+                   "timing) and compare; exit status 1 on a mismatch")
 
     e = sub.add_parser("emit", help="plan a design and print its MLIR (mlir-aie dialect)", description="plan a design and print its MLIR (mlir-aie dialect)")
     _design_args(e)
@@ -60,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", default="report", help="directory for the PNGs and report.html")
     r.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     explore_cli.add_parser(sub)
+    optimize_cli.add_parser(sub)
     return p
 
 
@@ -69,6 +77,9 @@ def _design_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time-limit", type=float, default=60.0,
                    help="safety-net seconds for the whole plan (solves stop on work limits; a plan cut by the "
                    "clock says so in a warning)")
+    p.add_argument("--strategy", choices=["ilp", "greedy"], default="ilp",
+                   help="ilp: the placement, buffer and routing ILPs (default); greedy: greedy placement, "
+                   "first-fit buffers, shortest-path routes (fast, no optimality claim)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -82,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        runners = {"explore": explore_cli.run, "compile": compile_cli.run}
+        runners = {"explore": explore_cli.run, "compile": compile_cli.run, "optimize": optimize_cli.run}
         code = runners.get(args.command, commands.run)(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code

@@ -101,6 +101,7 @@ class Liveness:
         core: the core.
         calls: every call of the program in pre-order (loops once).
         resident: per call, the local buffers that hold their bytes while it runs.
+        after: per call, the local buffers live after it (some later call reads them).
         held: per call, the bytes of fifo elements the core holds while it runs.
         sizes: bytes of each local buffer.
     """
@@ -108,6 +109,7 @@ class Liveness:
     core: str
     calls: tuple[Call, ...]
     resident: tuple[frozenset[str], ...]
+    after: tuple[frozenset[str], ...]
     held: tuple[int, ...]
     sizes: Mapping[str, int]
 
@@ -145,6 +147,7 @@ class _Solver:
     def __init__(self, kernels: Mapping[str, AnyKernel]) -> None:
         self.kernels = kernels
         self.resident: dict[int, set[str]] = defaultdict(set)
+        self.after: dict[int, set[str]] = defaultdict(set)
         self.pos: dict[int, int] = {}
 
     def before(self, body: tuple[Stmt, ...], start: int, after: frozenset[str]) -> frozenset[str]:
@@ -159,6 +162,7 @@ class _Solver:
             if isinstance(s, Call):
                 acc = call_access(s, self.kernels[s.kernel])
                 self.resident[n] |= live | acc.uses | acc.writes | acc.kills
+                self.after[n] |= live
                 live = (live - acc.kills) | acc.uses
             elif isinstance(s, Loop):
                 live = self.loop(s, n, live)
@@ -228,8 +232,9 @@ def liveness(core: Core, kernels: Mapping[str, AnyKernel], fifos: Mapping[str, F
     solver = _Solver(kernels)
     solver.before(core.body, 0, frozenset())
     resident = tuple(frozenset(solver.resident.get(i, set())) for i in range(len(calls)))
+    after = tuple(frozenset(solver.after.get(i, set())) for i in range(len(calls)))
     held = _held_bytes(core, fifos or {}, len(calls)) if fifos else [0] * len(calls)
-    return Liveness(core.name, tuple(calls), resident, tuple(held), {b.name: b.nbytes for b in core.buffers})
+    return Liveness(core.name, tuple(calls), resident, after, tuple(held), {b.name: b.nbytes for b in core.buffers})
 
 
 __all__ = ["CallAccess", "Liveness", "call_access", "kills", "liveness", "may_read", "must_read"]

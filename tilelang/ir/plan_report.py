@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tilelang.ir.plan import Plan
+
+
+def natural_key(name: str) -> tuple:
+    """Sort key reading digit runs as numbers: ``w_core2`` before ``w_core10``."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", name) if p)
 
 
 def _table(title: str, header: list[str], rows: list[list[str]]) -> list[str]:
@@ -16,6 +22,11 @@ def _table(title: str, header: list[str], rows: list[list[str]]) -> list[str]:
     out = [title, line, "  ".join("-" * w for w in widths)]
     out += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     return [*out, ""]
+
+
+def _natural(items: object) -> list:
+    """(name, value) pairs in natural name order."""
+    return sorted(items, key=lambda kv: natural_key(kv[0]))  # type: ignore[arg-type]
 
 
 def _t(tile: tuple[int, int] | None) -> str:
@@ -30,6 +41,14 @@ def _covered(spans: list[tuple[int, int]]) -> int:
             total += hi - max(lo, end)
             end = hi
     return total
+
+
+def onchip_bytes(plan: Plan) -> int:
+    """Bytes of tile memory the plan's buffers cover (packed buffers counted once; stacks not included)."""
+    spans: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for b in plan.buffers.values():
+        spans.setdefault(b.tile, []).append((b.offset, b.end))
+    return sum(_covered(s) for s in spans.values())
 
 
 def memory_rows(plan: Plan) -> list[list[str]]:
@@ -62,10 +81,10 @@ def memory_rows(plan: Plan) -> list[list[str]]:
 def render(plan: Plan) -> str:
     d = plan.design
     lines = [f"plan of {d.name} on {d.device.name} ({d.device.cols}x{d.device.rows})", ""]
-    lines += _table("cores", ["core", "tile"], [[c, _t(t)] for c, t in plan.placement.items()])
-    lines += _table("links", ["link", "memtile"], [[k, _t(t)] for k, t in plan.link_tiles.items()])
+    lines += _table("cores", ["core", "tile"], [[c, _t(t)] for c, t in _natural(plan.placement.items())])
+    lines += _table("links", ["link", "memtile"], [[k, _t(t)] for k, t in _natural(plan.link_tiles.items())])
     rows = []
-    for f in plan.fifos.values():
+    for _, f in _natural(plan.fifos.items()):
         cons = ", ".join(f"{c.agent}@{_t(c.tile)}" + (f" ch{c.channel}" if c.channel is not None else "") for c in f.consumers)
         prod = f"{f.producer.agent}@{_t(f.producer.tile)}" + (
             f" ch{f.producer.channel}" if f.producer.channel is not None else ""
@@ -75,7 +94,7 @@ def render(plan: Plan) -> str:
     lines += _table(
         "buffers",
         ["buffer", "tile", "bank", "offset", "bytes"],
-        [[n, _t(b.tile), str(b.bank), str(b.offset), str(b.size)] for n, b in plan.buffers.items()],
+        [[n, _t(b.tile), str(b.bank), str(b.offset), str(b.size)] for n, b in _natural(plan.buffers.items())],
     )
     lines += _table("memory (bytes; peak live: the most a core's program holds during one call, its local buffers "
                     "and the fifo elements it has acquired)",
@@ -84,7 +103,7 @@ def render(plan: Plan) -> str:
     lines += _table(
         "routes",
         ["flow", "source", "dests", "links"],
-        [[n, _t(r.source), " ".join(_t(x) for x in r.dests), str(len(r.links))] for n, r in plan.routes.items()],
+        [[n, _t(r.source), " ".join(_t(x) for x in r.dests), str(len(r.links))] for n, r in _natural(plan.routes.items())],
     )
     usage = plan.link_usage()
     if usage:
