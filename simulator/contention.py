@@ -82,9 +82,11 @@ class Contention:
         transfers, calls = self._transfers, self._calls
         for bank in timing.banks:
             for _, end, per_cycle in transfers.get(bank, ()):
-                overlap = min(end, call.end) - now
-                if overlap > 0:
-                    call.charge(bank, overlap * per_cycle)
+                if end > now:  # (finished transfers stay listed until pruned)
+                    ce = call.end
+                    overlap = (end if end < ce else ce) - now
+                    if overlap > 0:
+                        call.charge(bank, overlap * per_cycle)
             running = calls.get(bank)
             if running is None:
                 calls[bank] = [call]
@@ -102,7 +104,11 @@ class Contention:
             if bank not in watched:
                 continue
             for call in self._calls.get(bank, ()):
-                overlap = min(end, call.end) - max(start, call.start)
+                ce = call.end
+                if ce <= start:  # finished (stays listed until pruned)
+                    continue
+                cs = call.start
+                overlap = (end if end < ce else ce) - (start if start > cs else cs)
                 if overlap > 0:
                     call.charge(bank, overlap * per_cycle)
             live = transfers.get(bank)
