@@ -1,4 +1,4 @@
-"""``tl.explore`` against an exhaustive sweep and random sampling: the whole-array GEMM space at 1024^3 (npu1).
+"""``tl.explore`` against an exhaustive sweep and random sampling, and transfer from npu1 to npu2.
 
 The space: ``tl.library.matmul(1024, 1024, 1024, bf16 -> f32, npu1)`` with the kernel tile m, k, n each in
 {16, 32, 64, 128} and every core grid (rows x cols) dividing the 4 x 4 array: 576 points, the infeasible
@@ -18,9 +18,16 @@ buffers C when that fits). Plans are greedy (``plan={"strategy": "greedy"}``): t
 3. The same search without the prior (``prior=False``: TPE alone), and random sampling of the same
    number of distinct points, for the same seeds.
 
-Prints the table: best cycles found, the gap to the sweep's optimum, seeds within 2%, simulations used.
+4. The same on npu2 (its 4 x 8 array: 12 grids, 768 points) and on a second space, ``tl.library.softmax``
+   1024 x 512 (rows per call 1-16, fifo depth 1-4, bf16 or f32, every grid: 360 points on npu1, 480 on npu2;
+   no analytic prior for softmax, so explore is TPE alone there).
+5. Transfer (item 5): the npu2 search with and without ``warm_start=[the npu1 search of the same seed]``,
+   counting the trials to reach within 2% of the npu2 optimum.
+
+Prints per space the table: best cycles found, the gap to the sweep's optimum, seeds within 2%, simulations
+used; then the transfer tables. Spaces whose sweep is not cached are skipped with a note.
 ``--throughput`` adds trials per minute of the local and Ray backends on a small space (256^3).
-Run: ``.venv/bin/python benchmarks/explore_bench.py [--sweep] [--workers 1] [--live] [--throughput]``.
+Run: ``.venv/bin/python benchmarks/explore_bench.py [--sweep [SPACE ...]] [--workers 1] [--live] [--throughput]``.
 """
 
 from __future__ import annotations
@@ -41,54 +48,105 @@ sys.path.insert(0, str(ROOT))
 import tilelang as tl  # noqa: E402
 from tilelang.explore.evaluate import run_children  # noqa: E402
 
-CACHE = ROOT / "benchmarks" / "explore_sweep_matmul1024_npu1.json"
 SIZES = (16, 32, 64, 128)
-GRIDS = [(r, c) for r in (1, 2, 4) for c in (1, 2, 4)]
 SEEDS = (0, 1, 2, 3, 4)
 SHARE = 0.10
 
 
-def space(n: int = 1024) -> tl.Space:
+def grids(device: str) -> list[tuple[int, int]]:
+    """Every core grid (rows x cols) dividing the device's array of compute tiles."""
+    rows, cols = {"npu1": (4, 4), "npu2": (4, 8)}[device]
+    return [(r, c) for r in (1, 2, 4) if rows % r == 0 for c in (1, 2, 4, 8) if cols % c == 0]
+
+
+GRIDS = grids("npu1")
+
+
+def space(n: int = 1024, device: str = "npu1") -> tl.Space:
     return tl.Space(
         tl.library.matmul,
-        fixed={"M": n, "K": n, "N": n, "in_dtype": tl.bf16, "device": "npu1", "plan": {"strategy": "greedy"}},
-        params={"tiling.m": list(SIZES), "tiling.k": list(SIZES), "tiling.n": list(SIZES), "cores": GRIDS},
+        fixed={"M": n, "K": n, "N": n, "in_dtype": tl.bf16, "device": device, "plan": {"strategy": "greedy"}},
+        params={"tiling.m": list(SIZES), "tiling.k": list(SIZES), "tiling.n": list(SIZES), "cores": grids(device)},
+    )
+
+
+def softmax_space(device: str = "npu1") -> tl.Space:
+    return tl.Space(
+        tl.library.softmax,
+        fixed={"rows": 1024, "cols": 512, "device": device, "plan": {"strategy": "greedy"}},
+        params={"rows_per_tile": [1, 2, 4, 8, 16], "depth": [1, 2, 3, 4], "dtype": [tl.bf16, tl.f32],
+                "cores": grids(device)},
     )
 
 
 def task_id(kwargs: dict[str, Any]) -> str:
-    """The cache's name of a point: its tile and grid."""
-    t = kwargs["tiling"]
+    """The cache's name of a point: its tile and grid (matmul), or its explored arguments (softmax)."""
     r, c = kwargs["cores"]
-    return f"m{t['m']}k{t['k']}n{t['n']}-{r}x{c}"
+    if "tiling" in kwargs:
+        t = kwargs["tiling"]
+        return f"m{t['m']}k{t['k']}n{t['n']}-{r}x{c}"
+    return f"r{kwargs['rows_per_tile']}d{kwargs['depth']}{kwargs['dtype']}-{r}x{c}"
 
 
-def load_cache() -> dict[str, Any]:
-    if CACHE.is_file():
-        return json.loads(CACHE.read_text())
+class Bench:
+    """One benchmarked space: how to build it, its title and the file caching its exhaustive sweep."""
+
+    def __init__(self, name: str, build: Any, title: str) -> None:
+        self.name = name
+        self.build = build
+        self.title = title
+        self.cache = ROOT / "benchmarks" / f"explore_sweep_{name}.json"
+
+
+BENCHES = {
+    "matmul1024_npu1": Bench("matmul1024_npu1", lambda: space(1024, "npu1"),
+                             "tl.library.matmul 1024^3 bf16->f32 on npu1, tiles m,k,n in {SIZES}, grids {GRIDS}"),
+    "matmul1024_npu2": Bench("matmul1024_npu2", lambda: space(1024, "npu2"),
+                             "tl.library.matmul 1024^3 bf16->f32 on npu2, tiles m,k,n in {SIZES}, grids {GRIDS2}"),
+    "softmax1024x512_npu1": Bench("softmax1024x512_npu1", lambda: softmax_space("npu1"),
+                                  "tl.library.softmax 1024x512 on npu1, rows per tile, depth, dtype, grids"),
+    "softmax1024x512_npu2": Bench("softmax1024x512_npu2", lambda: softmax_space("npu2"),
+                                  "tl.library.softmax 1024x512 on npu2, rows per tile, depth, dtype, grids"),
+}
+CACHE = BENCHES["matmul1024_npu1"].cache
+
+
+def load_cache(path: Path = CACHE) -> dict[str, Any]:
+    if path.is_file():
+        return json.loads(path.read_text())
     return {"command": "", "results": {}}
 
 
-def sweep(sp: tl.Space, workers: int, time_limit: float) -> dict[str, Any]:
-    """Evaluate every point not yet cached (saving after each batch); return the cache."""
-    cache = load_cache()
+def sweep(bench: Bench, workers: int, time_limit: float) -> dict[str, Any]:
+    """Evaluate every point of ``bench``'s space not yet cached (saving after each batch); return the cache."""
+    sp, path = bench.build(), bench.cache
+    cache = load_cache(path)
     if cache["results"] and cache.get("code") != _code_version():
         print(f"sweep: the cache was made at {cache.get('code')}; starting over at {_code_version()}", file=sys.stderr)
         cache["results"] = {}
-    cache["command"] = f".venv/bin/python benchmarks/explore_bench.py --sweep --workers {workers}"
+    cache["command"] = f".venv/bin/python benchmarks/explore_bench.py --sweep {bench.name} --workers {workers}"
     cache["code"] = _code_version()
-    todo = [k for k in sp.keys() if task_id(sp.arguments(k)[0]) not in cache["results"]]
-    print(f"sweep: {len(todo)} of {len(sp)} points to evaluate", file=sys.stderr)
+    todo = [k for k in sp.keys() if not _recorded(cache["results"].get(task_id(sp.arguments(k)[0])))]
+    print(f"sweep {bench.name}: {len(todo)} of {len(sp)} points to evaluate", file=sys.stderr)
     t0 = time.perf_counter()
     for at in range(0, len(todo), max(1, workers) * 2):
         keys = todo[at: at + max(1, workers) * 2]
         tasks = [(sp.factory, *sp.arguments(k)) for k in keys]
         for (_, kw, _), res in zip(tasks, run_children(tasks, workers, time_limit), strict=True):
             cache["results"][task_id(kw)] = res
-        CACHE.write_text(json.dumps(cache, indent=0, sort_keys=True))
+        path.write_text(json.dumps(cache, indent=0, sort_keys=True))
         done = at + len(keys)
         print(f"  {done}/{len(todo)} in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     return cache
+
+
+def _recorded(result: dict[str, Any] | None) -> bool:
+    """Whether a point's record is its outcome: a failure to import tilelang (the checkout was broken
+    while the sweep ran) says nothing about the point, so the point is evaluated again."""
+    if result is None:
+        return False
+    return not (result["status"] == "sim_error" and (result["error"] or "").startswith(("ImportError",
+                                                                                         "ModuleNotFoundError")))
 
 
 def _code_version() -> str:
@@ -139,20 +197,58 @@ def prior_quality(sp: tl.Space, results: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sweep", action="store_true", help="evaluate the points missing from the cache")
+    ap.add_argument("--sweep", nargs="*", choices=sorted(BENCHES), default=None, metavar="SPACE",
+                    help=f"evaluate the points missing from these spaces' caches (none named: all): {sorted(BENCHES)}")
     ap.add_argument("--workers", type=int, default=1, help="sweep processes")
     ap.add_argument("--time-limit", type=float, default=900.0, help="seconds per sweep point (a safety net)")
     ap.add_argument("--live", action="store_true", help="also run seed 0 with real simulations and compare")
     ap.add_argument("--throughput", action="store_true", help="trials per minute, local and Ray, on 256^3")
     args = ap.parse_args(argv)
-    sp = space()
-    cache = sweep(sp, args.workers, args.time_limit) if args.sweep else load_cache()
-    results = cache["results"]
-    ids = [task_id(sp.arguments(k)[0]) for k in sp.keys()]
-    missing = [i for i in ids if i not in results]
-    if missing:
-        print(f"the sweep cache lacks {len(missing)} of {len(ids)} points; run with --sweep first")
+    if args.sweep is not None:
+        for name in args.sweep or sorted(BENCHES):
+            sweep(BENCHES[name], args.workers, args.time_limit)
+    swept = {}
+    for name, bench in BENCHES.items():
+        results = complete(bench)
+        if results is None:
+            continue
+        swept[name] = results
+        compare(bench, results)
+    for source, target in (("matmul1024_npu1", "matmul1024_npu2"), ("softmax1024x512_npu1", "softmax1024x512_npu2")):
+        if source in swept and target in swept:
+            transfer(BENCHES[source], swept[source], BENCHES[target], swept[target])
+    if "matmul1024_npu1" not in swept:
         return 1
+    if args.live:
+        sp, results = space(), swept["matmul1024_npu1"]
+        budget = int(len(sp) * SHARE)
+        live = tl.explore(sp, budget=budget, seed=0, workers=args.workers, time_limit=args.time_limit)
+        replay = tl.explore(sp, budget=budget, seed=0, backend=Replay(results))
+        same = [(t.params, t.status, t.cycles) for t in live.trials] == \
+               [(t.params, t.status, t.cycles) for t in replay.trials]
+        print(f"\nlive seed 0: best {live.best.cycles if live.best else '-'} cycles, {live.seconds:.0f} s; "
+              f"same trials as the replay: {same}")
+    if args.throughput:
+        throughput(args.workers)
+    return 0
+
+
+def complete(bench: Bench) -> dict[str, Any] | None:
+    """The sweep's results of every point of ``bench``'s space, or None (printing why) when some are missing."""
+    cache = load_cache(bench.cache)
+    sp = bench.build()
+    missing = [k for k in sp.keys() if task_id(sp.arguments(k)[0]) not in cache["results"]]
+    if missing:
+        print(f"{bench.name}: the sweep cache lacks {len(missing)} of {len(sp)} points; run with --sweep {bench.name}\n")
+        return None
+    return cache["results"]
+
+
+def compare(bench: Bench, results: dict[str, Any]) -> None:
+    """tl.explore (with the prior, and TPE alone) against random sampling at 10% of the space, per seed."""
+    sp = bench.build()
+    cache = load_cache(bench.cache)
+    ids = [task_id(sp.arguments(k)[0]) for k in sp.keys()]
     everything = [results[i] for i in ids]
     optimum = best_of(everything)
     best_id = min((i for i in ids if results[i]["status"] == "ok"), key=lambda i: results[i]["metrics"]["cycles"])
@@ -161,26 +257,29 @@ def main(argv: list[str] | None = None) -> int:
         statuses[r["status"]] = statuses.get(r["status"], 0) + 1
     sweep_secs = sum(r["metrics"].get("wall_seconds", 0.0) for r in everything)
     budget = int(len(sp) * SHARE)
-
-    print(f"space: tl.library.matmul 1024^3 bf16->f32 on npu1, tiles m,k,n in {SIZES}, grids {GRIDS}: "
-          f"{len(sp)} points ({', '.join(f'{n} {s}' for s, n in sorted(statuses.items()))})")
+    title = bench.title.format(SIZES=SIZES, GRIDS=GRIDS, GRIDS2=grids("npu2"))
+    print(f"== {bench.name}\nspace: {title}: {len(sp)} points "
+          f"({', '.join(f'{n} {s}' for s, n in sorted(statuses.items()))})")
     print(f"exhaustive sweep: {len(sp)} simulations, {sweep_secs / 60:.1f} min of evaluation "
-          f"(cached: {CACHE.relative_to(ROOT)}; made by: {cache['command']} at {cache.get('code', '?')})")
+          f"(cached: {bench.cache.relative_to(ROOT)}; made by: {cache['command']} at {cache.get('code', '?')})")
     print(f"optimum: {optimum:.0f} cycles at {best_id}")
-    print(prior_quality(sp, results))
+    if sp.factory is tl.library.matmul:
+        print(prior_quality(sp, results))
+    else:
+        print("prior: none for this factory (explore and TPE alone are the same search)")
     print()
     rows = []
     for seed in SEEDS:
         replay = Replay(results)
         ex = tl.explore(sp, budget=budget, seed=seed, backend=replay)
         got = ex.best.cycles if ex.best is not None else math.inf
-        first = next((t.number + 1 for t in ex.trials if t.ok and t.cycles <= optimum * 1.02), None)
         alone = tl.explore(sp, budget=budget, seed=seed, backend=Replay(results), prior=False)
         tpe = alone.best.cycles if alone.best is not None else math.inf
         rng = np.random.default_rng(seed)
         pick = rng.choice(len(ids), size=budget, replace=False)
         rand = best_of([everything[i] for i in pick])
-        rows.append((seed, got, first, rand, replay.calls, sum(t.source == "prior" for t in ex.trials), tpe))
+        rows.append((seed, got, first_within(ex, optimum), rand, replay.calls,
+                     sum(t.source == "prior" for t in ex.trials), tpe))
     print(f"{'seed':>4} {'explore best':>13} {'gap':>7} {'trials to <=2%':>15} {'TPE alone':>10} {'gap':>7} "
           f"{'random best':>12} {'gap':>7} {'simulations':>12} {'from prior':>10}")
     for seed, got, first, rand, calls, prior, tpe in rows:
@@ -194,18 +293,45 @@ def main(argv: list[str] | None = None) -> int:
     twithin = sum(r[6] <= optimum * 1.02 for r in rows)
     print(f"mean gap: explore {ge:.2%}, TPE alone {gt:.2%}, random {gr:.2%}; within 2% of the optimum: explore "
           f"{within}/{len(rows)} seeds, TPE alone {twithin}/{len(rows)}, random {rwithin}/{len(rows)}; "
-          f"budget {budget} = {budget / len(sp):.1%} of the sweep's simulations")
+          f"budget {budget} = {budget / len(sp):.1%} of the sweep's simulations\n")
 
-    if args.live:
-        live = tl.explore(sp, budget=budget, seed=0, workers=args.workers, time_limit=args.time_limit)
-        replay = tl.explore(sp, budget=budget, seed=0, backend=Replay(results))
-        same = [(t.params, t.status, t.cycles) for t in live.trials] == \
-               [(t.params, t.status, t.cycles) for t in replay.trials]
-        print(f"\nlive seed 0: best {live.best.cycles if live.best else '-'} cycles, {live.seconds:.0f} s; "
-              f"same trials as the replay: {same}")
-    if args.throughput:
-        throughput(args.workers)
-    return 0
+
+def first_within(ex: Any, optimum: float, tol: float = 0.02) -> int | None:
+    """Trials the search took to find a point within ``tol`` of the optimum (None: it did not)."""
+    return next((t.number + 1 for t in ex.trials if t.ok and t.cycles <= optimum * (1 + tol)), None)
+
+
+def transfer(src: Bench, src_results: dict[str, Any], dst: Bench, dst_results: dict[str, Any]) -> None:
+    """A search on the target device with and without the source device's search as warm start, per seed.
+
+    The warm start is what a user has after searching the source device: ``tl.explore``'s trials there at
+    10% of its space (same seed), not the source's exhaustive sweep.
+    """
+    ssp, dsp = src.build(), dst.build()
+    optimum = best_of([dst_results[task_id(dsp.arguments(k)[0])] for k in dsp.keys()])
+    budget, sbudget = int(len(dsp) * SHARE), int(len(ssp) * SHARE)
+    print(f"== transfer {src.name} -> {dst.name}: budget {budget} on the target, warm start = the source's "
+          f"tl.explore trials ({sbudget}, same seed); 'trials' = trials to reach within 2% of the target's "
+          f"optimum ({optimum:.0f} cycles), '-' = not within the budget")
+    print(f"{'seed':>4} {'cold best':>10} {'gap':>7} {'trials':>7} {'warm best':>10} {'gap':>7} {'trials':>7}")
+    colds, warms = [], []
+    for seed in SEEDS:
+        source = tl.explore(ssp, budget=sbudget, seed=seed, backend=Replay(src_results))
+        cold = tl.explore(dsp, budget=budget, seed=seed, backend=Replay(dst_results))
+        warm = tl.explore(dsp, budget=budget, seed=seed, backend=Replay(dst_results), warm_start=[source])
+        c, w = (ex.best.cycles if ex.best is not None else math.inf for ex in (cold, warm))
+        fc, fw = first_within(cold, optimum), first_within(warm, optimum)
+        colds.append(fc)
+        warms.append(fw)
+        print(f"{seed:>4} {c:>10.0f} {c / optimum - 1:>7.2%} {fc if fc else '-':>7} "
+              f"{w:>10.0f} {w / optimum - 1:>7.2%} {fw if fw else '-':>7}")
+
+    def summary(xs: list[int | None]) -> str:
+        got = [x for x in xs if x is not None]
+        mean = f"mean {np.mean(got):.1f} trials over those" if got else "none"
+        return f"{len(got)}/{len(xs)} seeds within 2% ({mean})"
+
+    print(f"cold: {summary(colds)}; warm: {summary(warms)}\n")
 
 
 def throughput(workers: int) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import time
 from pathlib import Path
 
@@ -228,3 +229,100 @@ def test_the_tutorial_runs(capsys):
     for i, code in enumerate(blocks):
         exec(compile(code, f"docs/explore.md block {i}", "exec"), namespace)  # noqa: S102 - our own docs
     assert "best:" in capsys.readouterr().out
+
+
+# -- transfer across devices -----------------------------------------------------------------
+
+
+def toy(a: int, b: int, device: str = "npu1") -> None:
+    """A factory never called: :class:`Toy` evaluates its points."""
+    raise AssertionError("the toy backend evaluates points without building them")
+
+
+class Toy:
+    """A backend giving each point known cycles: a bowl in log2(a), log2(b) around ``centre``, scaled per device;
+    points with ``a * b > limit`` are infeasible (plan_error)."""
+
+    def __init__(self, centre: tuple[int, int], scale: dict[str, float], limit: int = 10**9) -> None:
+        self.centre, self.scale, self.limit = centre, scale, limit
+
+    def cycles(self, a: int, b: int, device: str) -> int:
+        ca, cb = self.centre
+        bowl = (math.log2(a) - math.log2(ca)) ** 2 + 2 * (math.log2(b) - math.log2(cb)) ** 2
+        return round(self.scale[device] * (1000 + 100 * bowl))
+
+    def map(self, tasks: list) -> list[dict]:
+        out = []
+        for _, kw, _ in tasks:
+            if kw["a"] * kw["b"] > self.limit:
+                out.append({"status": "plan_error", "error": "PlanError: too big", "metrics": {}})
+            else:
+                c = self.cycles(kw["a"], kw["b"], kw.get("device", "npu1"))
+                out.append({"status": "ok", "error": None, "metrics": {"cycles": c, "cores": 1}})
+        return out
+
+
+def toy_space(device: str) -> tl.Space:
+    return tl.Space(toy, fixed={"device": device}, params={"a": [1, 2, 4, 8, 16, 32], "b": [1, 2, 4, 8, 16]})
+
+
+def test_device_features_are_the_device_data():
+    from tilelang.explore.transfer import device_features
+
+    for name in ("npu1", "npu2", "xcvc1902"):
+        dev = tl.device(name)
+        f = device_features(name)
+        compute = dev.tiles("compute")
+        assert 2 ** f["dev.cols"] == pytest.approx(len({c for c, _ in compute}))
+        assert 2 ** f["dev.rows"] == pytest.approx(len({r for _, r in compute}))
+        assert 2 ** f["dev.stream_bits"] == pytest.approx(dev.stream_bits)
+        assert 2 ** f["dev.core_bytes"] == pytest.approx(dev.memory_bytes(compute[0]))
+        assert 2 ** f["dev.macs.i16"] == pytest.approx(dev.macs_per_cycle(tl.i16))
+    one, two = device_features("npu1"), device_features("npu2")
+    assert {k for k in one if one[k] != two[k]} >= {"dev.cols", "dev.macs.bf16", "dev.clock"}
+
+
+def test_the_surrogate_ranks_by_the_source_and_lets_measured_target_points_override_it():
+    from tilelang.explore.transfer import Observation, rank
+
+    src = [Observation({"x": float(x), "dev.cols": 2.0}, "npu1", 100.0 + (x - 3) ** 2) for x in range(8)]
+    cands = [{"x": float(x), "dev.cols": 3.0} for x in range(8)]
+    order = rank(cands, src)
+    assert order[0] == 3 and set(order[:3]) == {2, 3, 4}
+    # measured on the target: x = 3 fails there, x = 6 is the best
+    own = [Observation({"x": 3.0, "dev.cols": 3.0}, "target", None),
+           Observation({"x": 6.0, "dev.cols": 3.0}, "target", 50.0),
+           Observation({"x": 0.0, "dev.cols": 3.0}, "target", 900.0)]
+    order = rank(cands, src + own)
+    assert order[0] == 6 and order.index(3) > order.index(2)
+
+
+def test_warm_start_from_another_device_finds_the_target_optimum_first():
+    backend = Toy(centre=(4, 2), scale={"npu1": 1.0, "npu2": 0.6})
+    source = tl.explore(toy_space("npu1"), budget=30, seed=0, backend=backend)
+    target = toy_space("npu2")
+    warm = tl.explore(target, budget=8, seed=0, backend=backend, warm_start=[source])
+    assert warm.trials[0].params == {"a": 4, "b": 2}  # the source's optimum, measured on npu2 first
+    assert warm.trials[0].source == "transfer" and warm.best.params == {"a": 4, "b": 2}
+    assert [t.source for t in warm.trials].count("transfer") == 2  # ceil(8 / 4), then the sampler
+    again = tl.explore(target, budget=8, seed=0, backend=backend, warm_start=[source])
+    assert summary(again) == summary(warm)
+    cold = tl.explore(target, budget=8, seed=0, backend=backend)
+    assert all(t.source == "sampler" for t in cold.trials)  # no prior for the toy factory
+
+
+def test_warm_start_learns_infeasible_regions_from_the_source():
+    backend = Toy(centre=(32, 16), scale={"npu1": 1.0, "npu2": 1.0}, limit=64)  # the bowl's centre is infeasible
+    source = tl.explore(toy_space("npu1"), budget=30, seed=1, backend=backend)
+    warm = tl.explore(toy_space("npu2"), budget=8, seed=1, backend=backend, warm_start=[source])
+    assert warm.trials[0].ok and warm.trials[1].ok
+
+
+def test_warm_start_rejects_what_is_not_an_exploration_with_a_device():
+    backend = Toy(centre=(4, 2), scale={"npu1": 1.0, "npu2": 1.0})
+    with pytest.raises(TileLangError, match="warm_start"):
+        tl.explore(toy_space("npu2"), budget=4, backend=backend, warm_start=[{"a": 1}])
+    no_device = tl.Space(toy, params={"a": [1, 2], "b": [1]})
+    src = tl.explore(no_device, budget=2, backend=backend)
+    with pytest.raises(TileLangError, match="device"):
+        tl.explore(toy_space("npu2"), budget=4, backend=backend, warm_start=[src])

@@ -93,6 +93,7 @@ class Exploration:
         backend: "local", "ray" or the backend object's class name.
         evaluated: evaluations run by this call (less than ``len(trials)`` when resumed).
         seconds: wall seconds of this call.
+        fixed: the space's fixed arguments (the rest of each point, for ``warm_start``).
     """
 
     trials: list[Trial]
@@ -103,6 +104,7 @@ class Exploration:
     backend: str
     evaluated: int = 0
     seconds: float = 0.0
+    fixed: dict[str, Any] | None = None
 
     @property
     def ok_trials(self) -> list[Trial]:

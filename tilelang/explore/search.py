@@ -14,6 +14,12 @@ The order of work:
    space, budget and seed give the same trials on any backend and worker
    count (timeouts aside: they depend on the machine's speed).
 
+With ``warm_start`` (explorations of the same factory on other devices), step 1
+ranks the points instead by a surrogate fitted on those trials and on this
+search's own, with the devices' features as part of its input
+(``transfer.py``): the best-predicted points are evaluated first, a batch at a
+time, the surrogate refitted after each batch.
+
 A ``storage`` (an SQLite file for ``.db``/``.sqlite`` paths, an Optuna
 journal file otherwise, or an SQLAlchemy URL) keeps the study: calling
 ``tl.explore`` again with the same space, objective and seed resumes it,
@@ -52,7 +58,8 @@ Progress = Callable[[int, int, "float | None"], None]
 
 def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int = 0, backend: Any = "local",
             workers: int | None = None, storage: str | None = None, time_limit: float | None = None,
-            address: str | None = None, progress: Progress | None = None, prior: bool = True) -> Exploration:
+            address: str | None = None, progress: Progress | None = None, prior: bool = True,
+            warm_start: Sequence[Exploration] | None = None) -> Exploration:
     """Search a space for the point with the best objective (API.md "Explore").
 
     Args:
@@ -73,6 +80,9 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
         progress: called as ``progress(trials done, trials wanted, best objective)`` after each batch.
         prior: rank the points by the factory's analytic estimate and evaluate the best first
             (False: the sampler alone, for comparison).
+        warm_start: explorations of spaces of the same factory on other devices (each space
+            fixing its ``device``): their trials, with each device's features, fit the surrogate
+            that picks this search's first points (docs/explore.md "Transfer across devices").
 
     Returns:
         The :class:`Exploration`. Failed points are trials with their status and message;
@@ -82,6 +92,7 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
         TileLangError: bad arguments, an empty space, or a backend that is not installed.
     """
     _check(space, budget, objective, seed, workers, time_limit)
+    warm = _warm_observations(warm_start, objective)
     optuna = _optuna()
     t0 = time.perf_counter()
     keys = space.keys()
@@ -101,13 +112,20 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
                                 storage=_storage(optuna, storage), sampler=sampler, direction="minimize",
                                 load_if_exists=True)
     trials, done = _resume(optuna, study, space)
-    if not study.trials:
-        for k in order[: min(len(order), max(1, math.ceil(want * PRIOR_SHARE)))]:
+    warm_n = min(want, max(1, math.ceil(want * PRIOR_SHARE)))
+    if not study.trials and warm is None:
+        for k in order[: min(len(order), warm_n)]:
             study.enqueue_trial(dict(zip(names, k, strict=True)), user_attrs={"source": "prior"})
+    features = _point_features(space, estimates) if warm is not None else {}
     evaluated = 0
     try:
         while len(done) < want:
-            batch = _ask(optuna, study, dists, names, space, done, fallback, min(BATCH, want - len(done)))
+            n = min(BATCH, want - len(done))
+            if warm is not None and len(done) < warm_n:
+                n = min(n, warm_n - len(done))
+                for k in _transfer_batch(space, features, warm, done, objective, n):
+                    study.enqueue_trial(dict(zip(names, k, strict=True)), user_attrs={"source": "transfer"})
+            batch = _ask(optuna, study, dists, names, space, done, fallback, n)
             results = _evaluate(runner, space, [k for _, k, _ in batch])
             for (ft, key, source), res in zip(batch, results, strict=True):
                 trial = Trial(number=len(trials), params=space.point(key), status=res["status"],
@@ -124,7 +142,64 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
     finally:
         close()
     return Exploration(trials, objective, len(keys), budget, seed, backend_name, evaluated,
-                       time.perf_counter() - t0)
+                       time.perf_counter() - t0, fixed=dict(space.fixed))
+
+
+def _warm_observations(warm_start: Sequence[Exploration] | None, objective: str) -> list[Any] | None:
+    """The source trials of a warm start as surrogate observations (None without a warm start)."""
+    if warm_start is None:
+        return None
+    from tilelang.explore.transfer import observations
+
+    if isinstance(warm_start, Exploration) or not all(isinstance(e, Exploration) for e in warm_start):
+        raise TileLangError("explore: warm_start takes a list of Explorations (from tl.explore on other devices)")
+    return [o for ex in warm_start for o in observations(ex, objective)]
+
+
+def _point_features(space: Space, estimates: dict[Key, float | None]) -> dict[Key, dict[str, float]]:
+    """Every point's surrogate features: its arguments, its device's features, and the log of the prior's
+    estimate where there is one.
+
+    Raises:
+        TileLangError: a point whose device is not known (neither fixed, explored nor the factory's default).
+    """
+    import inspect
+
+    from tilelang.explore.transfer import device_features, point_features
+
+    try:
+        default = inspect.signature(space.factory).parameters.get("device")
+    except (TypeError, ValueError):
+        default = None
+    out: dict[Key, dict[str, float]] = {}
+    cache: dict[str, dict[str, float]] = {}
+    for k in space.keys():
+        kwargs = space.arguments(k)[0]
+        dev = kwargs.get("device", default.default if default is not None else inspect.Parameter.empty)
+        if dev is inspect.Parameter.empty:
+            raise TileLangError("explore: warm_start needs each point's device (fix or explore 'device')")
+        name = dev if isinstance(dev, str) else dev.name
+        if name not in cache:
+            cache[name] = device_features(dev)
+        est = estimates.get(k)
+        out[k] = {**point_features(kwargs), **cache[name], **({"prior": math.log2(est)} if est else {})}
+    return out
+
+
+def _transfer_batch(space: Space, features: dict[Key, dict[str, float]], source: list[Any],
+                    done: dict[Key, Trial], objective: str, n: int) -> list[Key]:
+    """The ``n`` unevaluated points the surrogate (source trials and this search's so far) predicts best."""
+    from tilelang.explore.transfer import Observation, rank
+
+    own = []
+    for key, t in done.items():
+        if t.status == "timeout":
+            continue
+        v = t.value(objective) if t.ok else None
+        own.append(Observation(features[key], "target", v if v is not None and math.isfinite(v) else None))
+    todo = [k for k in space.keys() if k not in done]
+    order = rank([features[k] for k in todo], [*source, *own])
+    return [todo[i] for i in order[:n]]
 
 
 def _check(space: Space, budget: int, objective: str, seed: int, workers: int | None,
