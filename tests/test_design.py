@@ -144,8 +144,8 @@ def test_split_join_and_forward_through_a_memtile():
     assert kinds == [LinkKind.FORWARD, LinkKind.SPLIT, LinkKind.JOIN]
     assert d.links[1].offsets == (0, 512)
     ends = fifo_ends(d)
-    assert ends["mid"].producers == ["link:forward0"] and ends["mid"].consumers == ["link:split0"]
-    assert ends["o1"].consumers == ["link:join0"]
+    assert ends["mid"].producers == ["link:big_in_to_mid"] and ends["mid"].consumers == ["link:split_mid"]
+    assert ends["o1"].consumers == ["link:join_big_out"]
 
 
 def test_tiles_pattern_walks_tiles_in_order():

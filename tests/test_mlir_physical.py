@@ -473,7 +473,7 @@ def test_running_out_of_memtile_bds_is_a_plan_error() -> None:
 
     p = make_plan(_deep_split(depth=4), strategy="greedy")
     fp = p.fifos["in1"]
-    assert fp.producer.agent == "link:split0" and fp.producer.channel == 1
+    assert fp.producer.agent == "link:split_a_mem" and fp.producer.channel == 1
     moved = dataclasses.replace(fp, producer=dataclasses.replace(fp.producer, channel=4))
     bad = dataclasses.replace(p, fifos={**p.fifos, "in1": moved})
     emit_mlir(p, level="physical")

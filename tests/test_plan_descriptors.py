@@ -65,10 +65,10 @@ def split_join(parts: int, depth: int, *, split: bool = True, join: bool = True,
 
 def test_bd_counts_of_a_split_and_a_join() -> None:
     d = split_join(4, 3)
-    assert end_bds(d, "whole_in", "link:split0") == 12  # 3 buffers x 4 parts
-    assert end_bds(d, "in2", "link:split0") == 3  # one per buffer of the whole fifo
-    assert end_bds(d, "whole_out", "link:join0") == 12
-    assert end_bds(d, "out1", "link:join0") == 3
+    assert end_bds(d, "whole_in", "link:split_whole_in") == 12  # 3 buffers x 4 parts
+    assert end_bds(d, "in2", "link:split_whole_in") == 3  # one per buffer of the whole fifo
+    assert end_bds(d, "whole_out", "link:join_whole_out") == 12
+    assert end_bds(d, "out1", "link:join_whole_out") == 3
     assert end_bds(d, "in2", "core:w2") == 2
     assert end_bds(d, "whole_in", "host") == 1
     npu1 = tl.device("npu1")
@@ -111,7 +111,7 @@ def test_channels_are_dealt_over_the_pools_when_plain_numbering_overfills_one() 
 
 
 def test_a_split_too_deep_for_one_memtile_channel_is_refused_before_placement() -> None:
-    with pytest.raises(PlanError, match=r"link 'split0' needs 64 buffer descriptors .* 8 buffers x 4 parts = 32.*"
+    with pytest.raises(PlanError, match=r"link 'split_whole_in' needs 64 buffer descriptors .* 8 buffers x 4 parts = 32.*"
                                         r"give 'whole_in' depth 4 or less"):
         tl.plan(split_join(4, 8, join=False), strategy="greedy")
     with pytest.raises(PlanError, match=r"the fullest pool would need 25\): give 'whole_in' depth 4 or less"):
@@ -121,7 +121,7 @@ def test_a_split_too_deep_for_one_memtile_channel_is_refused_before_placement() 
 def test_links_sharing_a_memtile_are_checked_per_pool() -> None:
     """Two 3-part links at depth 8 (48 BDs each) cannot share a memtile; npu1 has four."""
     p = tl.plan(split_join(3, 8), strategy="greedy")
-    assert p.link_tiles["split0"] != p.link_tiles["join0"]
+    assert p.link_tiles["split_whole_in"] != p.link_tiles["join_whole_out"]
     tl.emit_mlir(p, level="physical")
     # On a one-column device both links must share the memtile: 96 BDs of 48.
     with pytest.raises(PlanError, match=r"memtile \(0,1\)|needs .* buffer descriptors"):

@@ -140,5 +140,5 @@ def _join_design(depth: int) -> str:
 
 def test_a_deep_join_fifo_gets_its_advice_at_once():
     # 60,000 buffers of 8 B fit a memtile, but not its BD pools; the advice is found by bisection
-    with pytest.raises(PlanError, match=r"link 'join0' needs \d+ buffer descriptors .* give 'whole' depth \d+ or less"):
+    with pytest.raises(PlanError, match=r"link 'join_whole' needs \d+ buffer descriptors .* give 'whole' depth \d+ or less"):
         tl.plan(tl.ir.parse(_join_design(60_000)), strategy="greedy")

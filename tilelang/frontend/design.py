@@ -163,13 +163,21 @@ def dma(src: object, dst: object, pattern: object = None, name: str | None = Non
     d.dmas.append(mv)
 
 
+def _link_name(d: DesignBuilder, preferred: str, name: str | None, loc: str | None) -> str:
+    """``name``, or one that says which fifos the link joins (``split_<src>``, ``join_<dst>``, ``<src>_to_<dst>``),
+    numbered only when that is taken."""
+    if name is not None or preferred not in d.names:
+        return d.fresh(preferred, name if name is not None else preferred, loc)
+    return d.fresh(preferred + "_", None, loc)
+
+
 def _forward(d: DesignBuilder, src: FifoRef, dsts: list, pattern: object, name: str | None, loc: str | None) -> None:
     if len(dsts) != 1:
         raise DesignError(located("a fifo -> fifo move has one destination; use tl.split to distribute", loc))
     if pattern is not None and not isinstance(pattern, AccessPattern | Tiles):
         raise DesignError(located(f"pattern must be tl.tiles(...) or tl.pattern(...), got {pattern!r}", loc))
     pat = pattern.resolve(src.elem.shape) if isinstance(pattern, Tiles) else pattern
-    d.links.append(Link(d.fresh("forward", name, loc), LinkKind.FORWARD, (src.name,), (dsts[0].name,), (), pat, loc=loc))
+    d.links.append(Link(_link_name(d, f"{src.name}_to_{dsts[0].name}", name, loc), LinkKind.FORWARD, (src.name,), (dsts[0].name,), (), pat, loc=loc))
 
 
 def _offsets(parts: Sequence[FifoRef], offsets: Sequence[int] | None, loc: str | None) -> tuple[int, ...]:
@@ -195,7 +203,7 @@ def split(src: FifoRef, dsts: Sequence[FifoRef], offsets: Sequence[int] | None =
     if not isinstance(src, FifoRef) or not dsts or not all(isinstance(x, FifoRef) for x in dsts):
         raise DesignError(located("tl.split(src_fifo, [dst_fifos]) takes fifos", loc))
     offs = _offsets(dsts, offsets, loc)
-    d.links.append(Link(d.fresh("split", name, loc), LinkKind.SPLIT, (src.name,), tuple(x.name for x in dsts), offs, loc=loc))
+    d.links.append(Link(_link_name(d, f"split_{src.name}", name, loc), LinkKind.SPLIT, (src.name,), tuple(x.name for x in dsts), offs, loc=loc))
 
 
 def join(srcs: Sequence[FifoRef], dst: FifoRef, offsets: Sequence[int] | None = None, name: str | None = None) -> None:
@@ -205,7 +213,7 @@ def join(srcs: Sequence[FifoRef], dst: FifoRef, offsets: Sequence[int] | None = 
     if not isinstance(dst, FifoRef) or not srcs or not all(isinstance(x, FifoRef) for x in srcs):
         raise DesignError(located("tl.join([src_fifos], dst_fifo) takes fifos", loc))
     offs = _offsets(srcs, offsets, loc)
-    d.links.append(Link(d.fresh("join", name, loc), LinkKind.JOIN, tuple(x.name for x in srcs), (dst.name,), offs, loc=loc))
+    d.links.append(Link(_link_name(d, f"join_{dst.name}", name, loc), LinkKind.JOIN, tuple(x.name for x in srcs), (dst.name,), offs, loc=loc))
 
 
 def design(fn: Callable | None = None, *, device: str | Device = "npu1"):
