@@ -31,18 +31,18 @@ producer may run ahead).
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pulp
 
 from tilelang.devices.abi import STACK_BYTES
-from tilelang.errors import DesignError, PlanError, PlanWarning
+from tilelang.errors import DesignError
 from tilelang.ir.design import Acquire, Call, Design, Loop, Port, Release, Stmt
 from tilelang.ir.kernel import ExternKernel, Kernel
 from tilelang.ir.kernel_cost import kernel_cycles
 from tilelang.ir.plan import Plan
+from tilelang.passes.trial import plan_quietly, why_not
 from tilelang.plan.buffers import align
 from tilelang.plan.solve import solve_model
 
@@ -271,14 +271,6 @@ def _with_depths(design: Design, depths: dict[str, int]) -> Design:
         design, fifos=tuple(dataclasses.replace(f, depth=depths.get(f.name, f.depth)) for f in design.fifos))
 
 
-def _plan(design: Design) -> Plan:
-    from tilelang.plan import plan
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PlanWarning)  # a trial plan: its fallbacks are not the user's
-        return plan(design)
-
-
 def _check_args(design: object, max_depth: object, time_limit: object) -> None:
     if not isinstance(design, Design):
         raise DesignError(f"double_buffer takes a Design, got {type(design).__name__}")
@@ -300,11 +292,11 @@ def double_buffer(design: Design, *, max_depth: int = MAX_DEPTH, time_limit: flo
         A new Design whose fifos are as deep as chosen; the same design when nothing gains.
 
     Raises:
-        DesignError: bad arguments.
+        DesignError: bad arguments, or a design that does not verify.
         PlanError: the design itself does not plan (the pass needs its plan to know the memory).
     """
     _check_args(design, max_depth, time_limit)
-    room = _room(_plan(design))
+    room = _room(plan_quietly(design, "greedy"))
     gains = fifo_gains(design)
     cands = _candidates(design, gains, room, max_depth)
     if not cands:
@@ -314,16 +306,12 @@ def double_buffer(design: Design, *, max_depth: int = MAX_DEPTH, time_limit: flo
     if not sol.values:
         return design
     depths = {f: d for f, d in _chosen(x, sol.values).items() if d != design.fifo(f).depth}
-    while depths:
-        out = _with_depths(design, depths)
-        try:
-            _plan(out)
-            return out
-        except PlanError:
+    # tried with the greedy planner first (fast, the same resource checks), then with tl.plan's default
+    for strategy in ("greedy", "ilp"):
+        while depths and why_not(_with_depths(design, depths), strategy) is not None:
             # the byte bound held but banks or placement did not: give back the deepening that gains least
-            worst = min(depths, key=lambda f: (gains[f].gain, f))
-            del depths[worst]
-    return design
+            del depths[min(depths, key=lambda f: (gains[f].gain, f))]
+    return _with_depths(design, depths) if depths else design
 
 
 __all__ = ["CoreUse", "FifoGain", "core_profile", "depth_one", "double_buffer", "fifo_gains", "min_depths"]

@@ -26,15 +26,15 @@ counted by :func:`redundant_bytes` and reported with the reason.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from tilelang.errors import DesignError, PlanError, PlanWarning
+from tilelang.errors import DesignError
 from tilelang.ir.design import Core, Design, Dma, Loop, Port, walk
 from tilelang.ir.pattern import AccessPattern
 from tilelang.passes.loops import CannotHoist, hoist, released, touches
+from tilelang.passes.trial import why_not
 
 #: Inner loops (and copies of the hoisted loop) unrolled at most this many times: the core's program grows with them.
 UNROLL = 16
@@ -87,17 +87,18 @@ def ddr_bytes(design: Design) -> int:
     return sum(m.pattern.numel * design.tensors[m.tensor].dtype.bytes for m in design.dmas)
 
 
+def _tensor_redundant(design: Design, name: str) -> int:
+    moves = [m for m in design.dmas if m.to_device and m.tensor == name]
+    reads = sum(m.pattern.numel for m in moves)
+    if reads > MAX_ADDRESSES or not moves:
+        return 0
+    distinct = np.unique(np.concatenate([_walk(m.pattern) for m in moves])).size
+    return (reads - distinct) * design.tensors[name].dtype.bytes
+
+
 def redundant_bytes(design: Design) -> int:
     """Bytes of input tensors read from DDR more than once (reads beyond the first of each element)."""
-    total = 0
-    for name in design.inputs:
-        moves = [m for m in design.dmas if m.to_device and m.tensor == name]
-        reads = sum(m.pattern.numel for m in moves)
-        if reads > MAX_ADDRESSES:
-            continue
-        distinct = np.unique(np.concatenate([_walk(m.pattern) for m in moves])).size
-        total += (reads - distinct) * design.tensors[name].dtype.bytes
-    return total
+    return sum(_tensor_redundant(design, name) for name in design.inputs)
 
 
 # -- matching a fifo's consumers -----------------------------------------------------------------
@@ -280,26 +281,12 @@ def _apply(design: Design, host: str, fifo: str, moves: list[Dma], stream: np.nd
     for depth in dict.fromkeys((held + max(0, old - 1), held)):
         out = dataclasses.replace(base, fifos=tuple(dataclasses.replace(f, depth=max(f.depth, depth))
                                                     if f.name == fifo else f for f in base.fifos))
-        problem = _check(out)
+        problem = why_not(out, "greedy")
         if problem is None:
             note = (f"{held} elements of {fifo!r} held over {reps} iterations" + (f" in {groups} groups" if groups > 1
                                                                                  else "") + f", depth {depth}")
             return _Rewrite(out, saved, note)
     return f"holding {held} elements of {fifo!r} does not plan: {problem}"
-
-
-def _check(design: Design) -> str | None:
-    from tilelang.ir.verify import verify_design
-    from tilelang.plan import plan
-
-    try:
-        verify_design(design)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PlanWarning)  # a trial plan: its fallbacks are not the user's
-            plan(design)
-    except (DesignError, PlanError) as e:
-        return str(e)
-    return None
 
 
 # -- the pass ------------------------------------------------------------------------------------------
@@ -314,27 +301,54 @@ def _host_fifos(design: Design) -> list[str]:
     return list(seen)
 
 
+def _repeated_bytes(design: Design, host: str) -> tuple[str, int]:
+    """The tensor a host fifo reads and the bytes its stream reads more than once (0 when it cannot tell)."""
+    moves = _moves_into(design, host)
+    stream = _stream(moves, design.fifo(host).elem.numel)
+    if stream is None or not moves:
+        return "", 0
+    distinct = np.unique(stream, axis=0).shape[0]
+    return moves[0].tensor, int((stream.shape[0] - distinct) * stream.shape[1] * design.tensors[moves[0].tensor].dtype.bytes)
+
+
+def _across_fifos(design: Design, within: dict[str, int]) -> list[Finding]:
+    """Re-reads of a tensor by different fifos (bytes beyond the fifos' own repeats): found, not rewritten."""
+    out = []
+    for name in design.inputs:
+        fifos = [f for f in _host_fifos(design) if any(m.tensor == name for m in _moves_into(design, f))]
+        extra = _tensor_redundant(design, name) - sum(within.get(f, 0) for f in fifos)
+        if extra > 0 and len(fifos) > 1:
+            out.append(Finding(", ".join(fifos), name, extra, False,
+                               "different fifos read overlapping regions in different element streams; one broadcast "
+                               "fifo would carry every fifo's elements to every consumer (not rewritten)"))
+    return out
+
+
 def _run(design: Design) -> tuple[Design, list[Finding]]:
     if not isinstance(design, Design):
         raise DesignError(f"eliminate_redundant_transfers takes a Design, got {type(design).__name__}")
     findings: list[Finding] = []
+    within: dict[str, int] = {}
     current = design
+    accepted: list[tuple[Design, int]] = []  # (design before the rewrite, index of its finding)
     for host in _host_fifos(design):
-        moves = _moves_into(design, host)
-        stream = _stream(moves, design.fifo(host).elem.numel)
-        if stream is None or len(moves) == 0:
-            continue
-        _, first = np.unique(stream, axis=0, return_index=True)
-        repeated = int((stream.shape[0] - first.size) * stream.shape[1] * design.tensors[moves[0].tensor].dtype.bytes)
+        tensor, repeated = _repeated_bytes(design, host)
+        within[host] = repeated
         if not repeated:
             continue
         out = _rewrite(current, host)
         if isinstance(out, _Rewrite):
+            accepted.append((current, len(findings)))
             current = out.design
-            findings.append(Finding(host, moves[0].tensor, out.saved, True, out.note))
+            findings.append(Finding(host, tensor, out.saved, True, out.note))
         else:
-            findings.append(Finding(host, moves[0].tensor, repeated, False, out))
-    return current, findings
+            findings.append(Finding(host, tensor, repeated, False, out))
+    # candidates were tried with the greedy planner; what is returned must plan with tl.plan's default
+    while accepted and (problem := why_not(current)) is not None:
+        current, at = accepted.pop()
+        f = findings[at]
+        findings[at] = dataclasses.replace(f, bytes=within[f.fifo], rewritten=False, reason=f"does not plan: {problem}")
+    return current, findings + _across_fifos(design, within)
 
 
 def find_redundant(design: Design) -> list[Finding]:
@@ -357,7 +371,6 @@ def eliminate_redundant_transfers(design: Design) -> Design:
 
     Raises:
         DesignError: ``design`` is not a Design.
-        PlanError: from planning the candidates, only when the planner itself fails unexpectedly.
     """
     return _run(design)[0]
 
