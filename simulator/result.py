@@ -192,7 +192,7 @@ class Stats:
         """A readable table of the statistics."""
         lines = [f"total cycles: {self.cycles}   events: {self.events}   mean core utilisation: "
                  f"{self.utilisation():.1%}", UTILISATION, "",
-                 "core                busy  (of which banks)      stall     util  stalled on"]
+                 f"{'core':<18} {'busy':>9} {'(of which banks)':>17} {'stall':>10} {'util':>8}  stalled on"]
         for name, c in self.cores.items():
             on = ", ".join(f"{f} {n}" for f, n in sorted(c.stalls.items(), key=lambda kv: -kv[1]))
             lines.append(f"{name:<18} {c.busy:>9} {c.banks:>17} {c.stall:>10} {c.utilisation(self.cycles):>8.1%}  {on}")

@@ -109,8 +109,8 @@ def write() -> None:
     for (_, shown, span), got in reversed(list(zip(found, printed, strict=True))):
         old = shown.rstrip("\n").split("\n")
         new = got.rstrip("\n").split("\n")
-        keep = [o if n < len(old) and "..." in o and line_matches(o, p) else p
-                for n, (o, p) in enumerate(zip([*old, *[""] * len(new)], new, strict=False))]
+        elided = [o for o in old if "..." in o]
+        keep = [next((o for o in elided if line_matches(o, p)), p) for p in new]
         body = "\n".join(keep) + "\n"
         if span is None:
             raise SystemExit("a python block has no ```text block after it; add an empty one first")

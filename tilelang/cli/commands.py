@@ -5,18 +5,37 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 from rich.console import Console
-from rich.table import Table
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from tilelang.cli.load import UsageError, check_readable, check_writable, load_target
 from tilelang.ir.design import Design
 from tilelang.ir.plan import Plan
+from tilelang.report.tables import TOP_ROWS
 
 _out = Console(highlight=False)
 # Progress spinners go to standard error: standard output carries only what was asked for.
 _progress = Console(highlight=False, stderr=True)
+
+
+@contextmanager
+def phase(text: str, console: Console | None = None) -> Iterator[None]:
+    """A spinner naming the phase (planning, simulating, checking) with its elapsed time, on standard error.
+
+    Shown only on a terminal, and erased when the phase ends.
+    """
+    console = console or _progress
+    if not console.is_terminal:  # a log file or a pipe gets no spinner frames
+        yield
+        return
+    columns = (SpinnerColumn("dots"), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        bar.add_task(text, total=None)
+        yield
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,13 +65,12 @@ def cmd_devices(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
-    t = Table(title="device models")
-    for col in ("name", "family", "array", "cores", "memtiles", "clock", "int8 TOPS", "bf16 TFLOPS"):
-        t.add_column(col, justify="left" if col in ("name", "family") else "right")
-    for r in rows:
-        t.add_row(r["name"], r["family"], f"{r['cols']}x{r['rows']}", str(r["compute"]), str(r["memtiles"]),
-                  f"{r['clock_ghz']:.2f} GHz", _num(r["peak_int8_tops"]), _num(r["peak_bf16_tflops"]))
-    _out.print(t)
+    from tilelang.report.tables import text_table
+
+    cells = [[r["name"], r["family"], f"{r['cols']}x{r['rows']}", str(r["compute"]), str(r["memtiles"]),
+              f"{r['clock_ghz']:.2f} GHz", _num(r["peak_int8_tops"]), _num(r["peak_bf16_tflops"])] for r in rows]
+    header = ["name", "family", "array", "cores", "memtiles", "clock", "int8 TOPS", "bf16 TFLOPS"]
+    print("\n".join(text_table(header, cells, right=range(2, 8))))
     return 0
 
 
@@ -70,8 +88,8 @@ def cmd_print(args: argparse.Namespace) -> int:
 def _plan(args: argparse.Namespace, design: Design):
     import tilelang as tl
 
-    with _progress.status(f"planning {design.name} on {design.device.name} ...", spinner="dots"):
-        return tl.plan(design, solver=args.solver, time_limit=args.time_limit)
+    with phase(f"planning {design.name} on {design.device.name}"):
+        return tl.plan(design, solver=args.solver, time_limit=args.time_limit, strategy=args.strategy)
 
 
 def _planned(args: argparse.Namespace, target: Design | Plan) -> Plan:
@@ -140,21 +158,45 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     design = target.design if isinstance(target, Plan) else target
     arrays = read_inputs(args.inputs, design) if args.inputs else random_inputs(design, args.seed)
     plan = _planned(args, target)
-    with _progress.status(f"simulating {design.name} ...", spinner="dots"):
+    with phase(f"simulating {design.name}"):
         res = tl.simulate(plan, mode="functional" if args.functional else "timed", **arrays)
+    checked = _check(design, arrays, res.outputs) if args.check else None
     if args.trace and not args.functional:
         res.trace.save(args.trace)
     if args.outputs:
         np.savez(args.outputs, **res.outputs)
     if args.json:
-        print(json.dumps(summarise(res), indent=1, sort_keys=True))
+        doc = summarise(res)
+        if checked is not None:
+            doc["check"] = [vars(c) for c in checked]
+        print(json.dumps(doc, indent=1, sort_keys=True))
     elif args.functional:
         _out.print(f"{design.name}: outputs {', '.join(sorted(res.outputs))} computed (functional mode, no timing)")
     else:
-        sys.stdout.write(res.stats.report() + "\n\n")
+        from tilelang.report.tables import stats_report
+
+        sys.stdout.write(stats_report(res.stats, None if args.all else TOP_ROWS) + "\n\n")
         sys.stdout.write(res.explain().text() + "\n")
         _out.print(f"{res.cycles} cycles = {res.seconds * 1e6:.2f} us at {design.device.clock_hz / 1e9:.2f} GHz")
-    return 0
+    if checked is not None and not args.json:
+        sys.stdout.write(_check_text(checked))
+    return 0 if checked is None or all(c.match for c in checked) else 1
+
+
+def _check(design: Design, arrays: dict[str, np.ndarray], outputs: dict[str, np.ndarray]) -> list:
+    """The simulated outputs compared with the reference path's (:mod:`tilelang.cli.check`)."""
+    from tilelang.cli.check import compare, reference_outputs
+
+    with phase(f"checking {design.name} against the reference"):
+        return compare(outputs, reference_outputs(design, arrays))
+
+
+def _check_text(rows: list) -> str:
+    lines = ["", "check against the reference (the IR's numpy semantics; no plan, no timing):"]
+    for c in rows:
+        verdict = "match" if c.match else f"MISMATCH in {c.differing} of {c.elements} elements"
+        lines.append(f"  {c.tensor}: {verdict}, max abs error {c.max_abs_error:g}")
+    return "\n".join(lines) + "\n"
 
 
 def summarise(res: object) -> dict:
@@ -207,7 +249,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     check_writable(args.output, "-o", directory=True)
     plan = _planned(args, load_target(args.design))
     design = plan.design
-    with _progress.status(f"simulating {design.name} ...", spinner="dots"):
+    with phase(f"simulating {design.name}"):
         res = tl.simulate(plan, **random_inputs(design, args.seed))
     paths = write_report(plan, res, args.output)
     if args.json:
