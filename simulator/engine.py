@@ -181,6 +181,10 @@ class Engine:
         Raises:
             SimulationError: a priority outside [-4, 3].
         """
+        if priority == TIMEOUT:  # the common case (a flow's delayed publish), keyed inline
+            heappush(self.heap, ((((self.now + delay) << _PRIO_BITS | _PRIO_OFFSET) << _SEQ_BITS) | next(self.seq),
+                                 callback))
+            return
         if delay == 0 and priority == WAKE:
             self.now_queue.append(callback)
             return
