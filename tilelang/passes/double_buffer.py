@@ -244,7 +244,7 @@ def build_model(design: Design, gains: dict[str, FifoGain], room: _Room, cands: 
     ``fixed`` fifos keep their written depth.
     """
     prob = pulp.LpProblem("double_buffer", pulp.LpMinimize)
-    x = {f: {d: pulp.LpVariable(f"x_{f}_{d}", cat="Binary") for d in ds} for f, ds in sorted(cands.items())}
+    x = {f: {d: prob.add_variable(f"x_{f}_{d}", 0, 1, cat="Binary") for d in ds} for f, ds in sorted(cands.items())}
     for f, xs in x.items():
         prob += pulp.lpSum(xs.values()) == 1, f"one_{f}"
         if f in fixed:
