@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 from tilelang.devices.costs import BANK_BYTES_PER_CYCLE, DMA_ACCESS_BYTES
 from tilelang.errors import TileLangError
-from tilelang.ir.design import Acquire, Call, Design, ElemArg, Loop, Release, Stmt
+from tilelang.ir.design import Acquire, BufArg, Call, Design, ElemArg, Loop, Release, Stmt
 from tilelang.ir.kernel import Kernel
 from tilelang.ir.kernel_cost import kernel_slots
 
@@ -134,9 +134,11 @@ class _OutOfSteps(Exception):
 class _Walker:
     """Abstract execution of one core body, accumulating pair weights."""
 
-    def __init__(self, sides: dict[str, _FifoSide], kernels: dict[str, _KernelUse]) -> None:
+    def __init__(self, sides: dict[str, _FifoSide], kernels: dict[str, _KernelUse],
+                 local: Mapping[str, tuple[str, int]] | None = None) -> None:
         self.sides = sides
         self.kernels = kernels
+        self.local = local or {}  # local buffer -> (placed name, bytes)
         self.acq = dict.fromkeys(sides, 0)
         self.rel = dict.fromkeys(sides, 0)
         self.flight: set[tuple[str, int]] = set()
@@ -177,8 +179,13 @@ class _Walker:
                 side = self.sides[a.fifo]
                 name = side.names[(self.rel[a.fifo] + a.index) % side.depth]
                 used[name] = side.nbytes
-                if use is not None and i < len(use.access):
-                    demand[name] = demand.get(name, 0.0) + use.access[i] / BANK_BYTES_PER_CYCLE
+            elif isinstance(a, BufArg) and a.buffer in self.local:
+                name, nbytes = self.local[a.buffer]
+                used[name] = used.get(name, 0) + nbytes
+            else:
+                continue
+            if use is not None and i < len(use.access):
+                demand[name] = demand.get(name, 0.0) + use.access[i] / BANK_BYTES_PER_CYCLE
         if use is not None and demand:
             for fifo, slot in sorted(self.flight):
                 side = self.sides[fifo]
@@ -225,13 +232,16 @@ class _Walker:
                 seen[key] = (i, self.weights.copy(), self.phases.copy())
 
 
-def contention(design: Design, shared: set[str] | frozenset[str]) -> tuple[dict[Pair, float], dict[Phase, int]]:
+def contention(design: Design, shared: set[str] | frozenset[str], local: Mapping[str, str] | None = None
+               ) -> tuple[dict[Pair, float], dict[Phase, int]]:
     """The pair weights and the phases (with their call counts) of every core of ``design``.
 
     Args:
         design: the design.
         shared: the fifos carried in shared memory (buffers ``<fifo>_<i>``; the
             others are streamed, with the core's copy ``<fifo>_<core>_<i>``).
+        local: the name each local buffer (``tl.buffer``) is placed under (its group of
+            packed buffers, ``packing.Packing.clusters``); buffers not named are left out.
 
     Returns:
         ({(buffer, buffer): weight} for pairs with a positive weight, names sorted within
@@ -248,7 +258,8 @@ def contention(design: Design, shared: set[str] | frozenset[str]) -> tuple[dict[
             prefix = f"{f.name}_" if f.name in shared else f"{f.name}_{core.name}_"
             names = tuple(f"{prefix}{i}" for i in range(f.depth))
             sides[f.name] = _FifoSide(f.depth, names, f.elem.nbytes, f.name not in shared)
-        walker = _Walker(sides, kernels)
+        mine = {b.name: ((local or {})[b.name], b.nbytes) for b in core.buffers if b.name in (local or {})}
+        walker = _Walker(sides, kernels, mine)
         try:
             walker.run(core.body)
         except _OutOfSteps:

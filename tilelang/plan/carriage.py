@@ -71,8 +71,8 @@ class BufferSet:
         count: buffers in the set (the fifo's depth).
         size: bytes of each buffer.
         locks: hardware locks the set needs on its tile.
-        core: for a core's arena of local buffers (``fifo`` empty): the core; its one
-            buffer is named ``prefix``.
+        core: for a group of a core's local buffers that share bytes, or one local buffer
+            (``fifo`` empty, ``packing.Packing.clusters``): the core; its one buffer is named ``prefix``.
     """
 
     prefix: str
@@ -114,11 +114,6 @@ class Carriage:
 
 
 # -- the decision -------------------------------------------------------------------------
-
-
-def arena_name(core: str) -> str:
-    """The name under which a core's arena of local buffers is placed (then split into its buffers)."""
-    return f"{core}__locals"
 
 
 def common_memories(device: Device, a: Coord, b: Coord) -> tuple[Coord, ...]:
@@ -266,6 +261,6 @@ def carry(problem: Problem, placement: Placement) -> Carriage:
             ends += _dma_ends(problem, f, placement)
         sets += _buffer_sets(problem, f, placement, common)
     for p in problem.packings:
-        if p.size:
-            sets.append(BufferSet(arena_name(p.core), "", (placement.cores[p.core],), 1, p.size, 0, p.core))
+        for name, size, _ in p.clusters():
+            sets.append(BufferSet(name, "", (placement.cores[p.core],), 1, size, 0, p.core))
     return Carriage(shared, tuple(ends), tuple(sets), assign_channels(problem.device, ends))

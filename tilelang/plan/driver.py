@@ -22,7 +22,7 @@ from tilelang.plan.bank_fit import first_fit_banks
 from tilelang.plan.bank_ilp import ilp_banks
 from tilelang.plan.bank_weights import contention
 from tilelang.plan.buffers import place_buffers
-from tilelang.plan.carriage import Carriage, Placement, arena_name, carry
+from tilelang.plan.carriage import Carriage, Placement, carry
 from tilelang.plan.channels import check_link_channels
 from tilelang.plan.fabric import fabric
 from tilelang.plan.greedy import greedy_placement
@@ -56,7 +56,8 @@ def _buffers(problem: Problem, carriage: Carriage, placement: Placement, strateg
     """Buffers and banks; the SolveInfo's objective is the cycles kernel calls are predicted to lose to
     memory banks over one run, summed over cores (the phases under the chosen banks)."""
     core_tiles = set(placement.cores.values())
-    weights, phases = contention(problem.design, set(carriage.shared))
+    local = {buf: name for p in problem.packings for name, _, members in p.clusters() for buf in members}
+    weights, phases = contention(problem.design, set(carriage.shared), local)
     if strategy == "ilp":
         chooser, record = ilp_banks(solver, budget)
         bufs, shared_at = place_buffers(problem.device, carriage, core_tiles, chooser, weights=weights, phases=phases)
@@ -73,16 +74,15 @@ def _buffers(problem: Problem, carriage: Carriage, placement: Placement, strateg
 
 
 def _split_arenas(problem: Problem, bufs: dict[str, BufferPlacement]) -> dict[str, BufferPlacement]:
-    """Each core's placed arena replaced by its local buffers at their packed offsets."""
+    """Each placed group of local buffers (``Packing.clusters``) replaced by its buffers at their offsets."""
     out = dict(bufs)
     for p in problem.packings:
-        arena = out.pop(arena_name(p.core), None)
-        if arena is None:
-            continue
-        bank_bytes = problem.device.memory_bytes(arena.tile) // problem.device.memory_banks(arena.tile)
-        for name, rel in p.offsets.items():
-            at = arena.offset + rel
-            out[name] = BufferPlacement(arena.tile, at // bank_bytes, at, p.sizes[name])
+        for name, _, members in p.clusters():
+            group = out.pop(name)
+            bank_bytes = problem.device.memory_bytes(group.tile) // problem.device.memory_banks(group.tile)
+            for buf, rel in members.items():
+                at = group.offset + rel
+                out[buf] = BufferPlacement(group.tile, at // bank_bytes, at, p.sizes[buf])
     return dict(sorted(out.items()))
 
 

@@ -66,6 +66,31 @@ class Packing:
         """True when two buffers share bytes (the arena is smaller than the buffers apart)."""
         return self.size < self.unpacked
 
+    def clusters(self) -> list[tuple[str, int, dict[str, int]]]:
+        """The arena cut where no buffer crosses: (name, bytes, {buffer: offset in it}) per group of buffers
+        that share bytes, transitively (a buffer alone is its own group, named as it is).
+
+        The groups' spans are disjoint (a connected union of byte ranges is one range), so placing each
+        group anywhere needs no more than the arena, and each can go to its own bank.
+        """
+        groups: list[list[str]] = []
+        end = -1
+        for name in sorted(self.offsets, key=lambda n: (self.offsets[n], n)):
+            lo = self.offsets[name]
+            if groups and lo < end:
+                groups[-1].append(name)
+            else:
+                groups.append([name])
+                end = lo
+            end = max(end, lo + self.sizes[name])
+        out = []
+        for k, g in enumerate(groups):
+            base = min(self.offsets[n] for n in g)
+            span = max(self.offsets[n] + self.sizes[n] for n in g) - base
+            name = g[0] if len(g) == 1 else f"{self.core}__locals{k}"
+            out.append((name, span, {n: self.offsets[n] - base for n in g}))
+        return out
+
 
 def _first_fit(sizes: Mapping[str, int], meet: set[tuple[str, str]]) -> dict[str, int]:
     placed: dict[str, int] = {}
