@@ -187,6 +187,12 @@ class Machine:
                 vals = yield from self._block(region.blocks[0], env)
                 for r, v in zip(op.results, vals, strict=True):
                     env[r] = v
+            elif n == "memref.view":  # a typed view of a byte buffer (packed local buffers): the same bytes
+                src, shift = env.get(op.operands[0], self.env.get(op.operands[0])), env[op.operands[1]]
+                t = ir.MemRefType(op.results[0].type)
+                dt = _np_dtype(t.element_type)
+                nbytes = int(np.prod(t.shape)) * dt.itemsize
+                env[op.results[0]] = src.reshape(-1).view(np.uint8)[shift : shift + nbytes].view(dt).reshape(t.shape)
             elif n == "aie.use_lock":
                 yield from self._lock(op)
             elif n == "func.call":
