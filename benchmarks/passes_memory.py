@@ -90,15 +90,13 @@ def packing_table() -> list[str]:
     return [*lines, ""]
 
 
-def _brute_force_peak(core: Core, kernels: dict) -> int:
-    """The largest, over blocks (<= 8 calls), of a block's least peak of local bytes over every order of its calls
-    that keeps dependences."""
+def _core_blocks(core: Core, kernels: dict) -> list[_Block]:
+    """Every run of two or more calls of ``core``, as the scheduler sees it."""
     live = liveness(core, kernels)
     sizes = {b.name: b.nbytes for b in core.buffers}
-    best_body_peak = 0
+    out: list[_Block] = []
 
     def visit(body: tuple, first: int) -> int:
-        nonlocal best_body_peak
         number, at = {}, first
         for i, s in enumerate(body):
             if isinstance(s, Call):
@@ -106,17 +104,25 @@ def _brute_force_peak(core: Core, kernels: dict) -> int:
                 at += 1
             elif hasattr(s, "body"):
                 at = visit(s.body, at)
-        for run in _blocks(body):
-            block = _Block([body[i] for i in run], kernels, live.after[number[run[-1]]], sizes)
-            if len(run) > 8:
-                raise ValueError(f"a block of {len(run)} calls: brute force stops at 8")
-            orders = [list(p) for p in itertools.permutations(range(len(run)))
-                      if all(block.preds[k] & ~sum(1 << j for j in p[: p.index(k)]) == 0 for k in p)]
-            best_body_peak = max(best_body_peak, min(block.peak(o) for o in orders))
+        out.extend(_Block([body[i] for i in run], kernels, live.after[number[run[-1]]], sizes) for run in _blocks(body))
         return at
 
     visit(core.body, 0)
-    return best_body_peak
+    return out
+
+
+def _brute_force_peak(core: Core, kernels: dict) -> int:
+    """The largest, over blocks (<= 8 calls), of a block's least peak of local bytes over every order of its calls
+    that keeps dependences."""
+    top = 0
+    for block in _core_blocks(core, kernels):
+        n = len(block.calls)
+        if n > 8:
+            raise ValueError(f"a block of {n} calls: brute force stops at 8")
+        orders = [list(p) for p in itertools.permutations(range(n))
+                  if all(block.preds[k] & ~sum(1 << j for j in p[: p.index(k)]) == 0 for k in p)]
+        top = max(top, min(block.peak(o) for o in orders))
+    return top
 
 
 def schedule_table() -> list[str]:
@@ -132,7 +138,7 @@ def schedule_table() -> list[str]:
         key = f"packing_{core.name}"
         brute = _brute_force_peak(core, kernels)
         block_peak = _block_peak(new, kernels)
-        none = not _has_block(core.body)
+        none = not _core_blocks(core, kernels)
         rows.append([name, str(before.peak()), str(after.peak()), str(before.peak_local()), str(after.peak_local()),
                      "-" if none else str(brute),
                      "(no run of calls)" if none else "yes" if block_peak == brute else f"NO ({block_peak})",
@@ -142,10 +148,6 @@ def schedule_table() -> list[str]:
     lines += text_table(["design", "peak", "after", "local peak", "after", "brute force", "= brute",
                          "packed", "after", "output vs numpy"], rows, right=(1, 2, 3, 4, 5, 7, 8))
     return [*lines, ""]
-
-
-def _has_block(body: tuple) -> bool:
-    return bool(_blocks(body)) or any(_has_block(s.body) for s in body if hasattr(s, "body"))
 
 
 def random_table(seed: int = 0, trials: int = 20) -> list[str]:
@@ -177,26 +179,7 @@ def random_table(seed: int = 0, trials: int = 20) -> list[str]:
 
 def _block_peak(core: Core, kernels: dict) -> int:
     """The largest peak over the blocks of ``core`` as written (what brute force is compared with)."""
-    live = liveness(core, kernels)
-    sizes = {b.name: b.nbytes for b in core.buffers}
-    top = 0
-
-    def visit(body: tuple, first: int) -> int:
-        nonlocal top
-        number, at = {}, first
-        for i, s in enumerate(body):
-            if isinstance(s, Call):
-                number[i] = at
-                at += 1
-            elif hasattr(s, "body"):
-                at = visit(s.body, at)
-        for run in _blocks(body):
-            block = _Block([body[i] for i in run], kernels, live.after[number[run[-1]]], sizes)
-            top = max(top, block.peak(list(range(len(run)))))
-        return at
-
-    visit(core.body, 0)
-    return top
+    return max((b.peak(list(range(len(b.calls)))) for b in _core_blocks(core, kernels)), default=0)
 
 
 TABLES = [packing_table, random_table, schedule_table]
