@@ -27,8 +27,10 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 
 import library_bench as lb  # noqa: E402
+import local_buffers  # noqa: E402
 
 import tilelang as tl  # noqa: E402
 from tilelang.backends.mlir import vendor  # noqa: E402
@@ -102,6 +104,18 @@ def measure(case: lb.Case, strategy: str) -> list[dict]:
     return rows
 
 
+def local_cases(small: bool) -> list[lb.Case]:
+    """The core-local buffer designs of examples/local_buffers.py on npu1 (kernel_pipeline's buffers packed)."""
+    sizes = {"fused_matmul_relu": (64, 64, 64) if small else (), "attention_step": (64, 32, 32) if small else (),
+             "kernel_pipeline": (2048, 512) if small else (), "branches": (4096, 1024) if small else ()}
+    out = []
+    for name, args in sizes.items():
+        factory = getattr(local_buffers, name)
+        out.append(lb.Case(f"local_buffers.{name}", "npu1", "tl.buffer", lambda f=factory, a=args: f(*a),
+                           lambda rng: {}, lambda x, d: {}))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", choices=["small", "bench"], default="small",
@@ -116,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     small = args.sizes == "small"
     devices = set(args.devices.split(","))
     cases = lb.gemm_cases(256 if small else 1024) + lb.matvec_cases(small) + lb.conv_cases(small)
-    cases += lb.stream_cases(small)
+    cases += lb.stream_cases(small) + local_cases(small)
     cases = [c for c in cases if c.device in devices]
     head = (f"{'design':<44} {'device':<9} {'level':<10} {'wirelength':>10} {'busiest':>8} "
             f"{'buffer KiB':>10} {'banks':>5} {'BDs':>5} {'seconds':>8}")
