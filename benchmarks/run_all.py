@@ -16,7 +16,8 @@ runs while some are still being written):
   routes against tilelang's);
 - ``fuzz_bench.py``: counts by outcome over mutated IR text and generated designs (hangs, raw exceptions,
   mode-dependent outputs, accepted invalid plans);
-- ``tenancy_bench.py``: co-location on column partitions, serving policies, horizontal fusion.
+- ``tenancy_bench.py``: co-location on column partitions, serving policies, horizontal fusion;
+- ``passes_bench.py``: the passes of ``tl.passes`` (packing, scheduling, double buffering, redundant transfers).
 
 Each runs with this interpreter, from the repository root, its output shown
 as it arrives; arguments after ``--`` go to every script. The exit status is
@@ -35,7 +36,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 BENCHMARKS = ("plan_bench", "sim_bench", "timing_bench", "explore_bench", "accuracy", "emit_bench", "library_bench", "fuzz_bench", "vendor_bench",
-              "tenancy_bench")
+              "tenancy_bench", "passes_bench")
 
 
 def run_one(name: str, extra: Sequence[str], timeout: float) -> tuple[str, float]:

@@ -351,6 +351,15 @@ def _run(design: Design) -> tuple[Design, list[Finding]]:
     return current, findings + _across_fifos(design, within)
 
 
+def rewrite_report(design: Design) -> tuple[Design, list[Finding]]:
+    """:func:`eliminate_redundant_transfers` and :func:`find_redundant` in one run: (the new design, the findings).
+
+    Raises:
+        DesignError: ``design`` is not a Design.
+    """
+    return _run(design)
+
+
 def find_redundant(design: Design) -> list[Finding]:
     """Every host fifo whose stream re-reads DDR: bytes, whether the pass removes them, and how or why not.
 
@@ -375,4 +384,4 @@ def eliminate_redundant_transfers(design: Design) -> Design:
     return _run(design)[0]
 
 
-__all__ = ["Finding", "ddr_bytes", "eliminate_redundant_transfers", "find_redundant", "redundant_bytes"]
+__all__ = ["Finding", "ddr_bytes", "eliminate_redundant_transfers", "find_redundant", "redundant_bytes", "rewrite_report"]
