@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import pulp
 
 from tilelang.devices.abi import STACK_BYTES
-from tilelang.errors import DesignError
+from tilelang.errors import DesignError, PlanError
 from tilelang.ir.design import Acquire, Call, Design, Loop, Port, Release, Stmt
 from tilelang.ir.kernel import ExternKernel, Kernel
 from tilelang.ir.kernel_cost import kernel_cycles
@@ -296,7 +296,10 @@ def double_buffer(design: Design, *, max_depth: int = MAX_DEPTH, time_limit: flo
         PlanError: the design itself does not plan (the pass needs its plan to know the memory).
     """
     _check_args(design, max_depth, time_limit)
-    room = _room(plan_quietly(design, "greedy"))
+    try:
+        room = _room(plan_quietly(design, "greedy"))
+    except PlanError:  # the heuristics are not the planner of record: ask the ILPs before giving up
+        room = _room(plan_quietly(design))
     gains = fifo_gains(design)
     cands = _candidates(design, gains, room, max_depth)
     if not cands:
