@@ -318,10 +318,20 @@ def _across_fifos(design: Design, within: dict[str, int]) -> list[Finding]:
         fifos = [f for f in _host_fifos(design) if any(m.tensor == name for m in _moves_into(design, f))]
         extra = _tensor_redundant(design, name) - sum(within.get(f, 0) for f in fifos)
         if extra > 0 and len(fifos) > 1:
-            out.append(Finding(", ".join(fifos), name, extra, False,
-                               "different fifos read overlapping regions in different element streams; one broadcast "
-                               "fifo would carry every fifo's elements to every consumer (not rewritten)"))
+            out.append(Finding(", ".join(fifos), name, extra, False, _why_apart(design, fifos)))
     return out
+
+
+def _why_apart(design: Design, fifos: list[str]) -> str:
+    streams = [_stream(_moves_into(design, f), design.fifo(f).elem.numel) for f in fifos]
+    for i, a in enumerate(streams):
+        for j in range(i + 1, len(streams)):
+            b = streams[j]
+            if a is not None and b is not None and a.shape == b.shape and np.array_equal(a, b):
+                return (f"{fifos[i]!r} and {fifos[j]!r} read the same elements in the same order; merging them "
+                        f"into one broadcast fifo is not implemented")
+    return ("different fifos read overlapping regions in different element streams; one broadcast fifo would carry "
+            "every fifo's elements to every consumer (not rewritten)")
 
 
 def _run(design: Design) -> tuple[Design, list[Finding]]:
