@@ -10,7 +10,7 @@ import numpy as np
 
 from simulator.contention import Contention
 from simulator.core import CoreRunner, CostFn, LocalStore
-from simulator.cost import CallTiming, call_timing, ddr_bytes_per_cycle, stream_bytes_per_cycle
+from simulator.cost import CallTiming, call_timing, host_sequence_cycles, stream_bytes_per_cycle
 from simulator.dma import Channel, Flow, HostSink, HostSource, RingSink, RingSource
 from simulator.engine import Engine
 from simulator.host import Host, HostMove
@@ -51,7 +51,7 @@ class World:
         self.trace = trace
         self.engine = Engine()
         self.tensors = tensors
-        self.ddr = Ddr(ddr_bytes_per_cycle(self.device))
+        self.ddr = Ddr.for_device(self.device)
         self.network = Network(plan)
         self.fifo_decl: dict[str, Fifo] = {f.name: f for f in self.design.fifos}
         self.rings: dict[str, Ring] = {}
@@ -64,7 +64,7 @@ class World:
         self.channels: dict[tuple[Coord, str, int], Channel] = {}
         self.channel_tracks: dict[str, int] = {}
         self.flows: list[Flow] = []
-        self.host = Host(self.engine, lambda m: None)
+        self.host = Host(self.engine, lambda m: None, *host_sequence_cycles(self.device))
         self.host_track = -1
         self.contention = Contention(set())
         self._check_plan()

@@ -56,7 +56,7 @@ __all__ = [
     "BANK_BYTES_PER_CYCLE", "BD_SETUP_CYCLES", "CALL_OVERHEAD", "DDR_BYTES_PER_SECOND", "DISPATCH_SECONDS",
     "DMA_ACCESS_BYTES", "EXP_VECTOR_OPS", "FDIV_VECTOR_OPS", "IDIV_SCALAR_CYCLES", "LOAD_BYTES_PER_CYCLE",
     "MATMUL_BLOCK_OVERHEAD", "MATMUL_REG_BLOCK", "STORE_BYTES_PER_CYCLE", "SWITCH_LATENCY", "CallTiming",
-    "OpContext", "Slots", "call_timing", "ddr_bytes_per_cycle", "describe", "dispatch_cycles",
+    "OpContext", "Slots", "call_timing", "ddr_bytes_per_cycle", "describe", "dispatch_cycles", "host_sequence_cycles",
     "extern_cycles", "flow_latency", "impl", "intrinsic_shape", "kernel_cycles", "kernel_slots",
     "stream_bytes_per_cycle", "transfer_cycles",
 ]
@@ -66,9 +66,10 @@ __all__ = [
 #: Cycles per stream switch traversed by a flow: [AM020] "Combined total of ...
 #: 4-cycle latency per stream switch".
 SWITCH_LATENCY = 4
-#: Host DDR bandwidth shared by all shim DMAs, bytes per second: [PR2559] the memcpy
-#: example's 66.6 GB/s with the AxCache = 2 shim BDs that mlir-aie emits (55.5 GB/s
-#: before); the device is not stated, so one figure serves every device.
+#: Host DDR bandwidth shared by all shim DMAs, bytes per second, for a device without
+#: ``host_memory`` data: [PR2559] the memcpy example's 66.6 GB/s with the AxCache = 2 shim
+#: BDs that mlir-aie emits (55.5 GB/s before). Each device's own figure (and its bursts,
+#: latency and task queue) is its ``host_memory`` in tilelang/devices.
 DDR_BYTES_PER_SECOND = 66.5763e9
 #: Host dispatch per invocation, seconds: [I3793] "about 450 us" on npu1.
 DISPATCH_SECONDS = 450e-6
@@ -80,8 +81,20 @@ def stream_bytes_per_cycle(device: Device) -> float:
 
 
 def ddr_bytes_per_cycle(device: Device) -> float:
-    """The shared DDR limit in bytes per AIE cycle."""
-    return DDR_BYTES_PER_SECOND / device.clock_hz
+    """The shared DDR limit in bytes per AIE cycle (the device's ``host_memory``)."""
+    hm = device.host_memory
+    return (hm.bytes_per_second if hm is not None else DDR_BYTES_PER_SECOND) / device.clock_hz
+
+
+def host_sequence_cycles(device: Device) -> tuple[int, int, int]:
+    """(cycles to issue one host move, task-queue depth per channel (0: none), first-data
+    latency of a to-device move) from the device's ``host_memory``; zeros without one."""
+    hm = device.host_memory
+    if hm is None:
+        return 0, 0, 0
+    issue = round(hm.task_issue_ns * 1e-9 * device.clock_hz) if device.host_sequence else 0
+    queue = hm.task_queue if device.host_sequence else 0
+    return issue, queue, round(hm.latency_ns * 1e-9 * device.clock_hz)
 
 
 def dispatch_cycles(device: Device) -> int:

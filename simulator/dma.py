@@ -243,7 +243,12 @@ class Flow:
         self.route = route
         self.ddr = ddr
         self.to_device = to_device
-        self.duration = transfer_cycles(nbytes, bytes_per_cycle * route.share)
+        self.rate = bytes_per_cycle * route.share
+        self.duration = transfer_cycles(nbytes, self.rate)
+        # the host end's queue (shim flows): its current move's pattern sets the DDR bursts
+        self.host_queue = source.queue if isinstance(source, HostSource) else next(
+            (s.queue for s in sinks if isinstance(s, HostSink)), None)
+        self._shim_costs: dict[int, tuple[int, float]] = {}
         self.latency = [route.latency.get(s.tile, 0) for s in sinks]
         self.link_stats = link_stats
         self.tracks = trace_tracks
@@ -282,13 +287,15 @@ class Flow:
                 proc.why = busy
                 yield busy.freed
                 busy = _first_busy(chans)
+            shim = self._shim_cost() if ddr is not None and timed else None
             slots = [s.reserve() for s in sinks]
             for c in chans:
                 c.busy, c.user = True, self.fifo
             start = engine.now
             dur = duration
-            if ddr is not None and timed:
-                dur = max(dur, math.ceil(ddr.reserve(start, nbytes, to_device)) - start)
+            if shim is not None:
+                dur, charged = shim
+                dur = max(dur, math.ceil(ddr.reserve(start, nbytes, to_device, charged)) - start)  # type: ignore[union-attr]
             if dur:
                 if banks_of is not None:
                     self.contention.transfer_started(banks_of(slots), start, start + dur, nbytes / dur)  # type: ignore[union-attr]
@@ -310,6 +317,18 @@ class Flow:
                 s.publish()
             for lat, publish in later:
                 schedule(lat, publish)
+
+    def _shim_cost(self) -> tuple[int, float]:
+        """(channel cycles, DDR bytes charged) of the next transfer of a shim flow: the bursts of
+        the current host move's contiguous runs, and the channel's rate under its in-flight limit."""
+        q = self.host_queue
+        move = q.moves[q.head] if q is not None and q.head < len(q.moves) else None
+        run = move.run_bytes if move is not None else self.nbytes
+        got = self._shim_costs.get(run)
+        if got is None:
+            charged, limit = self.ddr.cost(self.nbytes, run)  # type: ignore[union-attr]
+            got = self._shim_costs[run] = (transfer_cycles(self.nbytes, min(self.rate, limit)), charged)
+        return got
 
     def _publish_groups(self, timed: bool) -> tuple[list[RingSink | HostSink], list[tuple[int, Callable[[], None]]]]:
         """Sinks that see a transfer at once, and (latency, publish) for the others: one

@@ -6,6 +6,17 @@ another); moves on different fifos run concurrently. A to-device move walks
 its tensor with its access pattern and pushes ``pattern.numel // elem.numel``
 elements into each of its fifos; a from-device move pops that many elements
 and scatters them into the tensor along the pattern.
+
+Issuing costs time where the device has a runtime sequence (the device's
+``host_memory``): the command processor writes one move's BD and pushes its
+task in ``issue`` cycles, one move after another in program order, and a
+fifo's channel holds at most ``queue`` pushed moves that have not completed;
+a move whose channel is full waits for a slot while the processor pushes the
+moves after it (mlir-aie's compiler interleaves a full channel's pushes with
+other channels' transfers rather than stall the sequence). A pushed move
+starts once every earlier move on its fifos has completed; a to-device move
+started on idle channels gets its first data ``latency`` cycles later (the
+first burst's latency); one queued behind its predecessors streams on.
 """
 
 from __future__ import annotations
@@ -46,6 +57,12 @@ class HostMove:
         self.landed = 0
         self.issued_at: int | None = None
         self.completed_at: int | None = None
+        self.pushed = False
+        self.opening = False
+        self.ready = False  # its data may move (issued, predecessors done, first burst's latency past)
+        self.issue_start = 0
+        itemsize = elem_bytes // elem_numel if elem_numel else 1
+        self.run_bytes = contiguous_run(dma.pattern) * itemsize
         self.waiting_on: list[HostMove] = []
         self.dependents: list[HostMove] = []
 
@@ -59,6 +76,19 @@ class HostMove:
 
     def scatter(self, k: int, data: np.ndarray) -> None:
         self.walk.write(k, data)
+
+
+def contiguous_run(pattern: AccessPattern) -> int:
+    """Elements of the longest contiguous run the pattern walks (its innermost dimensions
+    that step by one element in a row): one DDR burst sequence per run."""
+    run = 1
+    for size, stride in zip(reversed(pattern.sizes), reversed(pattern.strides), strict=True):
+        if size == 1:
+            continue
+        if stride != run:
+            break
+        run *= size
+    return run
 
 
 class ElementWalk:
@@ -179,7 +209,7 @@ class HostQueue:
         """The move elements go to or come from now, or None."""
         while self.head < len(self.moves):
             m = self.moves[self.head]
-            if m.issued_at is None:
+            if not m.ready:
                 return None
             if self.to_device and m.sent[self.fifo] < m.total:
                 return m
@@ -194,8 +224,10 @@ class HostQueue:
         if self.head >= len(self.moves):
             return f"fifo {self.fifo!r} has no further host move"
         m = self.moves[self.head]
-        if m.issued_at is None:
+        if not m.ready:
             before = ", ".join(p.dma.name for p in m.waiting_on if not p.complete)
+            if not before:
+                return f"host move {m.dma.name!r} on fifo {self.fifo!r} is being issued"
             return f"host move {m.dma.name!r} on fifo {self.fifo!r} waits for move(s) {before} to complete"
         return f"host move {m.dma.name!r} on fifo {self.fifo!r} waits for its other fifos"
 
@@ -233,13 +265,24 @@ class Host:
     Attributes:
         moves: every move, in program order.
         queues: (fifo, to_device) -> queue.
+        issue: cycles to write one move's BD and push its task (0: static BDs).
+        queue_depth: pushed, uncompleted moves one fifo's channel holds (0: no limit).
+        latency: cycles from a to-device move's start to its first data.
     """
 
-    def __init__(self, engine: Engine, on_complete: Callable[[HostMove], None]) -> None:
+    def __init__(self, engine: Engine, on_complete: Callable[[HostMove], None], issue: int = 0,
+                 queue_depth: int = 0, latency: int = 0) -> None:
         self.engine = engine
         self.moves: list[HostMove] = []
         self.queues: dict[tuple[str, bool], HostQueue] = {}
         self.on_complete = on_complete
+        self.issue = issue
+        self.queue_depth = queue_depth
+        self.latency = latency
+        self._next = 0
+        self._cp_free = 0
+        self._queued: dict[tuple[str, bool], int] = {}
+        self._parked: dict[tuple[str, bool], list[HostMove]] = {}
 
     def queue(self, fifo: str, to_device: bool) -> HostQueue:
         key = (fifo, to_device)
@@ -260,13 +303,62 @@ class Host:
         self.moves.append(move)
 
     def start(self) -> None:
-        """Issue every move with no predecessor (call at the start of the run)."""
-        for m in self.moves:
-            if not m.waiting_on:
-                self._issue(m)
+        """Start pushing the sequence (call at the start of the run)."""
+        self._pump()
 
-    def _issue(self, m: HostMove) -> None:
-        m.issued_at = self.engine.now
+    def _keys(self, m: HostMove) -> list[tuple[str, bool]]:
+        return [(f, m.dma.to_device) for f in m.dma.fifos]
+
+    def _pump(self) -> None:
+        """Push every move, in program order, whose channels' task queues have room; a move
+        whose queue is full waits for a slot on it while later moves are pushed."""
+        while self._next < len(self.moves):
+            m = self.moves[self._next]
+            self._next += 1
+            self._try_push(m)
+
+    def _full(self, m: HostMove) -> tuple[str, bool] | None:
+        if not self.queue_depth:
+            return None
+        return next((k for k in self._keys(m) if self._queued.get(k, 0) >= self.queue_depth), None)
+
+    def _try_push(self, m: HostMove) -> None:
+        full = self._full(m)
+        if full is not None:
+            self._parked.setdefault(full, []).append(m)
+            return
+        for k in self._keys(m):
+            self._queued[k] = self._queued.get(k, 0) + 1
+        now = self.engine.now
+        m.issue_start = max(now, self._cp_free)
+        if self.issue:
+            self._cp_free = m.issue_start + self.issue
+            self.engine.schedule(self._cp_free - now, lambda: self._pushed(m))
+        else:
+            self._pushed(m)
+
+    def _pushed(self, m: HostMove) -> None:
+        m.pushed = True
+        if all(p.complete for p in m.waiting_on):
+            self._open(m, idle=True)
+
+    def _open(self, m: HostMove, idle: bool) -> None:
+        """Start a pushed move whose predecessors completed: its span on its fifos begins when
+        its issue began or its last predecessor completed. A move started on idle channels (at
+        its push) waits for its first burst's latency; one queued behind its predecessors
+        streams on: the DMA issued its first reads while the predecessor's last data came in."""
+        if m.opening:
+            return
+        m.opening = True
+        done = [p.completed_at for p in m.waiting_on if p.completed_at is not None]
+        m.issued_at = max([m.issue_start, *done])
+        if idle and self.latency and m.dma.to_device and m.total:
+            self.engine.schedule(self.latency, lambda: self._ready(m))
+        else:
+            self._ready(m)
+
+    def _ready(self, m: HostMove) -> None:
+        m.ready = True
         for f in m.dma.fifos:
             self.queues[(f, m.dma.to_device)].issued.notify()
         if m.total == 0:
@@ -275,8 +367,14 @@ class Host:
     def complete(self, m: HostMove) -> None:
         m.completed_at = self.engine.now
         self.on_complete(m)
+        for k in self._keys(m):
+            self._queued[k] -= 1
         for d in m.dependents:
-            if all(p.complete for p in d.waiting_on) and d.issued_at is None:
-                self._issue(d)
+            if d.pushed and all(p.complete for p in d.waiting_on):
+                self._open(d, idle=False)
         for f in m.dma.fifos:
             self.queues[(f, m.dma.to_device)].issued.notify()
+        for k in self._keys(m):
+            parked = self._parked.get(k)
+            while parked and self._queued.get(k, 0) < self.queue_depth:
+                self._try_push(parked.pop(0))

@@ -18,9 +18,13 @@ one writer side per part, and an element is published when every part is.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from simulator.engine import Engine, Signal
+from tilelang.devices import Device
+from tilelang.devices.aie2 import NPU1_HOST_MEMORY
 from tilelang.ir.types import TileType
 
 
@@ -188,30 +192,72 @@ class ReaderSide:
 
 
 class Ddr:
-    """Host memory shared by every shim DMA, with one bandwidth limit for all.
+    """Host memory shared by every shim DMA: one bandwidth limit for all, paid per burst.
 
     Transfers reserve DDR time in the order they start (a single server of
     ``bytes_per_cycle``); a shim transfer ends when both its own channel and
-    its DDR share are done. With few channels active the channel rate binds;
-    with many, their sum is capped at the DDR rate.
+    its DDR share are done. A transfer is bursts: each contiguous run of the
+    host tensor it reads or writes is split into bursts of at most
+    ``max_burst`` bytes, and a burst shorter than ``access_bytes`` still takes a
+    whole access of DDR time (a row-major tile read is one run per row). A
+    channel keeps at most ``outstanding`` bursts in flight, each ``latency``
+    cycles to its first data, so its rate is at most ``outstanding x burst /
+    latency``. The numbers are the device's ``host_memory`` (tilelang/devices).
 
     Attributes:
         bytes_per_cycle: the shared limit.
+        access_bytes / max_burst: the smallest DDR access and the burst length, bytes.
+        latency: first-data latency of a burst, cycles.
+        outstanding: bursts one channel keeps in flight.
         busy_until: the cycle the DDR's reserved work ends.
         bytes_read: bytes read by to-device moves.
         bytes_written: bytes written by from-device moves.
     """
 
-    def __init__(self, bytes_per_cycle: float) -> None:
+    def __init__(self, bytes_per_cycle: float, access_bytes: int = 1, max_burst: int = 1 << 30,
+                 latency: int = 0, outstanding: int = 1 << 30) -> None:
         self.bytes_per_cycle = bytes_per_cycle
+        self.access_bytes = access_bytes
+        self.max_burst = max_burst
+        self.latency = latency
+        self.outstanding = outstanding
         self.busy_until = 0.0
         self.bytes_read = 0
         self.bytes_written = 0
+        self._costs: dict[tuple[int, int], tuple[float, float]] = {}
 
-    def reserve(self, now: int, nbytes: int, to_device: bool) -> float:
-        """Reserve DDR time for ``nbytes`` starting no earlier than ``now``; returns when it ends."""
+    @classmethod
+    def for_device(cls, device: Device) -> Ddr:
+        """The DDR of ``device`` (its ``host_memory``; the npu1 figures where it has none)."""
+        hm = device.host_memory or NPU1_HOST_MEMORY
+        return cls(hm.bytes_per_second / device.clock_hz, hm.access_bytes, hm.max_burst,
+                   round(hm.latency_ns * 1e-9 * device.clock_hz), hm.outstanding)
+
+    def run_cost(self, run: int) -> int:
+        """Bytes of DDR time one contiguous run of ``run`` bytes costs (its bursts, each at least an access)."""
+        full, rest = divmod(run, self.max_burst)
+        return full * max(self.max_burst, self.access_bytes) + (max(rest, self.access_bytes) if rest else 0)
+
+    def cost(self, nbytes: int, run: int) -> tuple[float, float]:
+        """(DDR bytes charged, the channel's rate limit in bytes per cycle) of moving ``nbytes``
+        in contiguous runs of ``run`` bytes (a run longer than the transfer counts as the transfer).
+        """
+        key = (nbytes, run)
+        got = self._costs.get(key)
+        if got is None:
+            run = max(1, min(run, nbytes))
+            runs = nbytes / run
+            bursts_per_run = -(-run // self.max_burst)
+            charged = runs * self.run_cost(run)
+            limit = self.outstanding * (run / bursts_per_run) / self.latency if self.latency else math.inf
+            got = self._costs[key] = (charged, limit)
+        return got
+
+    def reserve(self, now: int, nbytes: int, to_device: bool, charged: float | None = None) -> float:
+        """Reserve DDR time for ``nbytes`` (``charged`` bytes of DDR time, default ``nbytes``)
+        starting no earlier than ``now``; returns when it ends."""
         start = max(float(now), self.busy_until)
-        self.busy_until = start + nbytes / self.bytes_per_cycle
+        self.busy_until = start + (nbytes if charged is None else charged) / self.bytes_per_cycle
         if to_device:
             self.bytes_read += nbytes
         else:

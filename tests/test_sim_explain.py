@@ -22,6 +22,12 @@ def T(nbytes: int) -> int:
     return cost.BD_SETUP_CYCLES + math.ceil(nbytes / 4)
 
 
+# I: cycles to issue a host move, D: a to-device move's first-data latency (the runtime
+# sequence; docs/simulator.md); H: when the first move's data starts.
+I, _QUEUE, D = cost.host_sequence_cycles(tl.device("npu1"))
+H = I + D
+
+
 def L(hops: int) -> int:
     return cost.SWITCH_LATENCY * (hops + 1)
 
@@ -44,8 +50,8 @@ def test_dma_bound_passthrough_is_input_stream_bound():
     assert k < t  # the core keeps pace with the stream: it waits on its input
     # Input back to back; the core's first call once the first element landed; the last
     # output element leaves after the last call.
-    assert res.cycles == (elems + 1) * t + 2 * lat + k
-    assert ex.share("fill") == t + lat
+    assert res.cycles == H + (elems + 1) * t + 2 * lat + k
+    assert ex.share("fill") == H + t + lat
     assert ex.share("kernel compute") == elems * k == res.stats.cores["worker"].busy
     assert ex.share("waiting on fifo a_in (input)") == (elems - 1) * (t - k)
     assert ex.share("drain") == t + lat
@@ -133,9 +139,11 @@ def test_compute_bound_single_core_matmul():
     assert ex.device_peak == pytest.approx(macs / (res.cycles * len(dev.tiles("compute"))))
     # The waits: the fill (the first A and B tiles, while the first zero runs); C has one
     # buffer, so the second tile waits for the first to leave the tile; then the drain.
-    assert ex.share("fill") == T(t * t * 2) + L(2) - k_zero
+    # B's first move is issued I after A's, so the first call waits I more for b_in.
+    assert ex.share("fill") == H + T(t * t * 2) + L(2) - k_zero
+    assert ex.share("waiting on fifo b_in (input)") == I
     assert ex.share("waiting on fifo c_out (output)") == T(t * t * 4)
-    assert ex.share("waiting on fifo") == T(t * t * 4)  # no wait for A or B after the first
+    assert ex.share("waiting on fifo") == T(t * t * 4) + I  # no wait for A or B after the first
     assert ex.share("drain") == T(t * t * 4) + L(2)
 
 
@@ -148,7 +156,7 @@ def test_waiting_on_a_slow_upstream_core_names_it():
     assert ex.path == "core second (0,3)"
     # The second core waits k1 - k2 for each element after its first.
     assert ex.share("waiting on fifo b (input)") == (elems - 1) * (k1 - k2)
-    assert ex.share("fill") == T(4 * n) + L(2) + k1
+    assert ex.share("fill") == H + T(4 * n) + L(2) + k1
     util = res.stats.cores["first"].busy / res.cycles
     assert ex.verdict.startswith(f"upstream-core bound: core first (0,2) at {util:.0%}")
     assert sum(s.cycles for s in ex.shares) == res.cycles

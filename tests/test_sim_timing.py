@@ -1,7 +1,10 @@
 """Cycle counts of small designs, worked out by hand from the model's constants.
 
 Notation: T = BD setup + bytes / 4 (one element over a 32-bit stream), L = 4
-cycles per stream switch on the route (hops + 1 switches), K = a kernel call.
+cycles per stream switch on the route (hops + 1 switches), K = a kernel call,
+I = the runtime sequence's cycles to issue one host move (moves are issued one
+after another in program order), D = a to-device move's first-data latency;
+H = I + D: when the first move's data starts.
 """
 
 from __future__ import annotations
@@ -27,6 +30,10 @@ def T(nbytes: int) -> int:
 
 def L(hops: int) -> int:
     return cost.SWITCH_LATENCY * (hops + 1)
+
+
+I, _QUEUE, D = cost.host_sequence_cycles(tl.device("npu1"))
+H = I + D
 
 
 # -- the engine ---------------------------------------------------------------------------
@@ -121,9 +128,9 @@ def test_one_dma_through_a_memtile_forward():
     assert np.array_equal(res.outputs["C"], a)
     t = T(2048)
     # f1: shim -> memtile (1 hop); f2: memtile -> shim (1 hop) once f1's element landed.
-    assert res.cycles == t + L(1) + t + L(1)
+    assert res.cycles == H + t + L(1) + t + L(1)
     assert res.stats.links["fw"].bytes == 2 * 2048
-    assert res.stats.moves["dma0"]["completed"] == t
+    assert res.stats.moves["dma0"]["completed"] == H + t
 
 
 def test_one_kernel_vector_scalar_mul_cycles():
@@ -154,9 +161,9 @@ def test_one_kernel_vector_scalar_mul_cycles():
     a = np.arange(1024, dtype=np.int16)
     res = simulator.simulate(plan, A=a)
     assert np.array_equal(res.outputs["C"], a * 3)
-    assert res.cycles == T(2048) + L(2) + 72 + T(2048) + L(2)
+    assert res.cycles == H + T(2048) + L(2) + 72 + T(2048) + L(2)
     assert res.stats.cores["worker"].busy == 72
-    assert res.stats.cores["worker"].stalls == {"a_in": T(2048) + L(2)}
+    assert res.stats.cores["worker"].stalls == {"a_in": H + T(2048) + L(2)}
 
 
 # -- pipelines and buffering --------------------------------------------------------------
@@ -174,10 +181,10 @@ def test_single_vs_double_buffering(depth):
     t, lat = T(4 * n), L(3)
     if depth == 1:
         # Every step waits for the previous one: input, latency, kernel.
-        expected = elems * (t + lat + k) + t + lat
+        expected = H + elems * (t + lat + k) + t + lat
     else:
         # Input streams back to back (t > k): the core keeps pace, the output trails by one.
-        expected = (elems + 1) * t + 2 * lat + k
+        expected = H + (elems + 1) * t + 2 * lat + k
     assert res.cycles == expected
 
 
@@ -201,7 +208,7 @@ def test_two_stage_pipeline_is_bound_by_its_slowest_stage():
     t = T(4 * n)
     # b is shared memory: no DMA, no latency. The second core starts when the first's
     # first call ends, then runs back to back.
-    first_done = t + L(2) + k1
+    first_done = H + t + L(2) + k1
     assert res.cycles == first_done + elems * k2 + t + L(3)
     assert res.stats.cores["second"].busy == elems * k2
     assert res.stats.cores["first"].stalls.get("b", 0) > 0  # the fast stage waits for room
@@ -239,7 +246,7 @@ def test_broadcast_is_paced_by_the_slowest_consumer():
     # depth 1: element i+1 moves only once both consumers released element i; the
     # slow core (3 hops away) releases last.
     period = t + L(3) + 900
-    assert res.cycles == elems * period + t + L(3)
+    assert res.cycles == H + elems * period + t + L(3)
     assert res.stats.cores["c_fast"].stalls["a"] > res.stats.cores["c_slow"].stalls["a"]
 
 
@@ -283,8 +290,11 @@ def test_flows_sharing_a_dma_channel_serialise():
     for r in (apart, shared):
         assert np.array_equal(r.outputs["C"], a + b)
     t, lat = T(4 * n), L(2)
-    assert apart.cycles == t + lat + k + t + lat
-    assert shared.cycles == 2 * t + lat + k + t + lat
+    # B's move is issued second (I later): apart, its data starts at 2I + D; shared, it
+    # follows A's transfer on the channel (I < t).
+    assert I < t
+    assert apart.cycles == 2 * I + D + t + lat + k + t + lat
+    assert shared.cycles == H + 2 * t + lat + k + t + lat
     assert shared.stats.channels["compute (0,2) s2mm 0"].bytes == 2 * 4 * n
     assert shared.stats.channels["compute (0,2) s2mm 0"].busy == 2 * t
 
@@ -333,9 +343,9 @@ def test_trace_spans_of_a_pipeline(tmp_path):
     res = simulator.simulate(hand_plan(d, {"worker": (0, 2)}), A=np.zeros(768, np.int32))
     t, lat = T(1024), L(2)
     calls = [s for s in res.trace.spans() if s[1] == "inc"]
-    assert [(s[2], s[3]) for s in calls] == [(t + lat, 100), (2 * t + lat, 100), (3 * t + lat, 100)]
+    assert [(s[2], s[3]) for s in calls] == [(H + t + lat, 100), (H + 2 * t + lat, 100), (H + 3 * t + lat, 100)]
     ins = [s[2] for s in res.trace.spans("shim (0,0) mm2s 0")]
-    assert ins == [0, t, 2 * t]
+    assert ins == [H, H + t, H + 2 * t]
     path = tmp_path / "t.json"
     res.trace.save(path)
     import json

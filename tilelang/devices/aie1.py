@@ -15,7 +15,7 @@ AIE1 has no memory tiles: row 0 is the shim row, every other row holds cores.
 from __future__ import annotations
 
 from tilelang.devices.model import Device
-from tilelang.devices.spec import ArchSpec, TileSpec
+from tilelang.devices.spec import ArchSpec, HostMemory, TileSpec
 from tilelang.devices.switch_rules import AIE1_RULES
 
 AIE1_COMPUTE = TileSpec(
@@ -134,6 +134,22 @@ AIE1 = ArchSpec(
     host_sequence=False,  # shim DMAs as static BD chains with locks (mlir-aie's AIE1 tests: aie.shim_dma)
 )
 
+# Host memory as the VC1902's shim DMAs see it (aie2.py gives the shared estimates' sources).
+# Bandwidth: estimate, unconfirmed: one 64-bit DDR4-3200 channel (25.6 GB/s), the VCK190's
+# DDR4 DIMM as recalled; no measured figure for the shim DMAs was found. Bursts: mlir-aie
+# AIE1TargetModel::getShimBurstEncodingsAndLengths {(0,64), (1,128), (2,256)}. No runtime
+# task queue: AIE1 shim BDs are chained statically and guarded by locks (ArchSpec
+# host_sequence False), so a move costs no issue time.
+AIE1_HOST_MEMORY = HostMemory(
+    bytes_per_second=25.6e9,
+    burst_bytes=(64, 128, 256),
+    access_bytes=64,  # estimate, as aie2.py DDR_ACCESS_BYTES: the smallest burst encoding
+    latency_ns=500.0,  # estimate, as aie2.py BURST_LATENCY_NS
+    outstanding=27,  # fitted on npu2, as aie2.py OUTSTANDING_BURSTS (no AIE1 figure)
+    task_queue=0,
+    task_issue_ns=0.0,
+)
+
 XCVC1902 = Device(
     name="xcvc1902",
     family="aie1",
@@ -152,6 +168,7 @@ XCVC1902 = Device(
     mem_rows=(),
     # [TMh] VC1902TargetModel nocColumns; [F] devices table
     noc_columns=(2, 3, 6, 7, 10, 11, 18, 19, 26, 27, 34, 35, 42, 43, 46, 47),
+    host_memory=AIE1_HOST_MEMORY,
 )
 
 #: Every AIE1 device this module defines.

@@ -17,7 +17,7 @@ AIE2TargetModel, so one ArchSpec serves family "aieml" and family "aie2".
 from __future__ import annotations
 
 from tilelang.devices.model import Device
-from tilelang.devices.spec import ArchSpec, TileSpec
+from tilelang.devices.spec import ArchSpec, HostMemory, TileSpec
 from tilelang.devices.switch_rules import AIE2_COMPUTE_RULES, AIE2_MEM_RULES, AIE2_SHIM_RULES
 
 # Stream-switch ports of a compute tile; [F] "Stream switch (AIE2 compute tile)" and
@@ -192,6 +192,54 @@ _STREAM_BITS = 32
 # 32 cycles = 32 lanes x 16 bits = 512 bits per cycle (derived).
 _VECTOR_BITS = 512
 
+# -- host memory as the shim DMA sees it (simulator/memory.py Ddr; docs/simulator.md) --
+# Burst lengths: mlir-aie AIE2TargetModel::getShimBurstEncodingsAndLengths {(0,64), (1,128),
+# (2,256)}; getShimBurstLength uses the largest when a BD names none (the default).
+AIE2_SHIM_BURSTS = (64, 128, 256)
+# The smallest DDR access a burst costs. Estimate, unconfirmed: the smallest shim burst
+# encoding above (64 B); a run shorter than it is taken to cost a whole 64 B access. No
+# published figure tests it alone (in the 16-byte-run figure below the in-flight limit binds).
+DDR_ACCESS_BYTES = 64
+# First-data latency of one shim burst through the NoC to DDR. Estimate, unconfirmed: no
+# public figure found; a DRAM round trip from a non-CPU agent of a few hundred ns.
+BURST_LATENCY_NS = 500.0
+# Bursts one shim channel keeps in flight. Fitted (no public figure for the limit itself;
+# AM020 "Array Interface DMA Memory Mapped AXI4 Master Interface" gives the 128-bit AXI4 read
+# interface two MM2S channels share, not its outstanding transactions): amd/IRON
+# iron/operators/flm/gemm/README.md reads B in 16-byte runs and "B is ~70% of the bytes a
+# dispatch moves, so the operator ran at ~10 GB/s instead of ~47", on NPU2 with one B shim
+# channel per column (8): 0.7 x 10 / 8 = 0.875 GB/s per channel, which at BURST_LATENCY_NS
+# is 0.875e9 x 500e-9 / 16 = 27 bursts in flight. A calibration row of benchmarks/accuracy.py.
+OUTSTANDING_BURSTS = 27
+# Tasks one shim channel can hold queued: AM020 "Array Interface DMA Memory Mapped AXI4
+# Master Interface": "queue depth is four tasks per channel".
+SHIM_TASK_QUEUE = 4
+# Time the runtime sequence takes to issue one move: derived estimate. mlir-aie lowers a
+# move (npu.dma_memcpy_nd; lib/Dialect/AIEX/Transforms/AIEDmaToNpu.cpp) to three sequence
+# instructions: npu.writebd (the shim BD),
+# npu.address_patch (its host address) and npu.push_queue (the task). amd/IRON
+# iron/operators/flm/gemm/README.md measures one instruction writing a word into a core's
+# memory at "~66 ns per core" ("every word is ~2 us of dispatch latency" for 32 cores);
+# taken as the cost of each of the three: 3 x 66 ns.
+TASK_ISSUE_NS = 3 * 66.0
+# DDR bandwidth for npu1: mlir-aie PR 2559, programming_examples/basic/memcpy "Effective
+# Bandwidth: 66.5763 GB/s" with the AxCache = 2 shim BDs mlir-aie emits (55.5307 before);
+# the PR does not state the device (mlir-aie's CI NPUs are Phoenix npu1 parts).
+NPU1_DDR_BYTES_PER_SECOND = 66.5763e9
+NPU1_HOST_MEMORY = HostMemory(
+    bytes_per_second=NPU1_DDR_BYTES_PER_SECOND,
+    burst_bytes=AIE2_SHIM_BURSTS,
+    access_bytes=DDR_ACCESS_BYTES,
+    latency_ns=BURST_LATENCY_NS,
+    outstanding=OUTSTANDING_BURSTS,
+    task_queue=SHIM_TASK_QUEUE,
+    task_issue_ns=TASK_ISSUE_NS,
+)
+# Versal AI Edge parts (VEK280 and the like): no public figure for what the shim DMAs reach;
+# estimate, unconfirmed: npu1's measured figure. Their BDs may be static (no runtime sequence)
+# but mlir-aie drives them with one, so the npu1 task model is kept.
+XCVE_HOST_MEMORY = NPU1_HOST_MEMORY
+
 # mlir-aie AIEDevice enum values, [F] "Enum attributes": npu1=4, npu1_1col..3col=5..7.
 _NPU1_IDS = {1: 5, 2: 6, 3: 7, 4: 4}
 
@@ -211,6 +259,7 @@ def _npu1(cols: int) -> Device:
         mem_rows=(1,),  # [TMh] BaseNPU1TargetModel::isMemTile row == 1
         # [TMh] VirtualizedNPU1TargetModel::isShimNOCTile: row == 0
         noc_columns=tuple(range(cols)),
+        host_memory=NPU1_HOST_MEMORY,
     )
 
 
@@ -228,6 +277,7 @@ XCVE2302 = Device(
     vector_bits=_VECTOR_BITS,
     mem_rows=(1,),  # [TMh] VE2302 isMemTile row == 1
     noc_columns=(2, 3, 6, 7, 10, 11),  # [TMh] VE2302TargetModel nocColumns
+    host_memory=XCVE_HOST_MEMORY,
 )
 
 XCVE2802 = Device(
@@ -242,6 +292,7 @@ XCVE2802 = Device(
     vector_bits=_VECTOR_BITS,
     mem_rows=(1, 2),  # [TMh] VE2802 isMemTile row == 1 || row == 2
     noc_columns=(2, 3, 6, 7, 14, 15, 22, 23, 30, 31, 34, 35),  # [TMh] VE2802 nocColumns
+    host_memory=XCVE_HOST_MEMORY,
 )
 
 #: Every AIE2 / AIE-ML device this module defines.

@@ -9,9 +9,19 @@ AIE2 ones, so this file reuses them. What differs here is the compute rate.
 
 from __future__ import annotations
 
-from tilelang.devices.aie2 import AIE2_COMPUTE, AIE2_MEM, AIE2_SHIM_NOC, AIE2_SHIM_PL
+from tilelang.devices.aie2 import (
+    AIE2_COMPUTE,
+    AIE2_MEM,
+    AIE2_SHIM_NOC,
+    AIE2_SHIM_PL,
+    BURST_LATENCY_NS,
+    DDR_ACCESS_BYTES,
+    OUTSTANDING_BURSTS,
+    SHIM_TASK_QUEUE,
+    TASK_ISSUE_NS,
+)
 from tilelang.devices.model import Device
-from tilelang.devices.spec import ArchSpec
+from tilelang.devices.spec import ArchSpec, HostMemory
 
 AIE2P_MACS: tuple[tuple[str, float], ...] = (
     # [F] "Compute rates": AIE2P int8 512 (derived from the intrinsic shapes)
@@ -47,6 +57,22 @@ _STREAM_BITS = 32
 _VECTOR_BITS = 512
 
 
+# Host memory as npu2's shim DMAs see it (aie2.py gives the shared estimates and sources).
+# DDR bandwidth: amd/IRON PR 195 (FLM GEMM, NPU2): "118 MB at 68 GB/s, against a
+# memcpy-measured 63-70 GB/s roof for mixed read/write traffic"; 68 GB/s is the figure the
+# PR itself prices DDR traffic at. Burst lengths: mlir-aie BaseNPU2TargetModel::
+# getShimBurstEncodingsAndLengths {(0,64), (1,128), (2,256), (3,512)}: npu2 adds 512 B.
+NPU2_HOST_MEMORY = HostMemory(
+    bytes_per_second=68e9,
+    burst_bytes=(64, 128, 256, 512),
+    access_bytes=DDR_ACCESS_BYTES,
+    latency_ns=BURST_LATENCY_NS,
+    outstanding=OUTSTANDING_BURSTS,
+    task_queue=SHIM_TASK_QUEUE,
+    task_issue_ns=TASK_ISSUE_NS,
+)
+
+
 def _npu2(cols: int) -> Device:
     """npu2 with ``cols`` columns: [F] "8 x 6 ... as npu1 (32 cores)"."""
     return Device(
@@ -63,6 +89,7 @@ def _npu2(cols: int) -> Device:
         mem_rows=(1,),  # [TMh] BaseNPU2TargetModel::isMemTile row == 1
         # [TMh] BaseNPU2TargetModel::isShimNOCTile: row == 0
         noc_columns=tuple(range(cols)),
+        host_memory=NPU2_HOST_MEMORY,
     )
 
 

@@ -22,7 +22,7 @@ from tilelang.devices.layout import (
     dtype_of,
     port_direction,
 )
-from tilelang.devices.spec import ArchSpec, TileSpec
+from tilelang.devices.spec import ArchSpec, HostMemory, TileSpec
 from tilelang.devices.switch_rules import allows
 from tilelang.errors import DesignError
 from tilelang.ir.dtypes import DType
@@ -50,6 +50,8 @@ class Device:
         arch: per-tile-kind tables, compute rates and memory-sharing rule.
         mem_rows: rows of memory tiles (empty on AIE1).
         noc_columns: columns whose shim has a NoC (DDR) connection and a shim DMA.
+        host_memory: how the shim DMAs reach DDR (bandwidth, bursts, latency, task
+            queue); None: the simulator's defaults for the family (``aie2.py``).
     """
 
     name: str
@@ -63,6 +65,7 @@ class Device:
     arch: ArchSpec
     mem_rows: tuple[int, ...]
     noc_columns: tuple[int, ...]
+    host_memory: HostMemory | None = None
 
     def __post_init__(self) -> None:
         size = (self.cols, self.rows)
@@ -416,6 +419,7 @@ class Device:
             "macs_per_cycle": self.arch.macs_table(),
             "shared_memory_rule": self.arch.affinity,
             "shim_bandwidth_bytes_per_cycle": self.shim_bandwidth_bytes_per_cycle(),
+            "host_memory": self.host_memory.to_dict() if self.host_memory is not None else None,
         }
 
 

@@ -177,3 +177,63 @@ class ArchSpec:
     def macs_table(self) -> dict[str, float]:
         """A fresh ``{dtype name: MACs per cycle per core}`` dict."""
         return dict(self.macs)
+
+
+@dataclass(frozen=True)
+class HostMemory:
+    """How the shim DMAs reach host memory (DDR), as the simulator's DDR model needs it.
+
+    A shim DMA reads or writes a host tensor as bursts: each contiguous run of the
+    access pattern is split into bursts of at most ``max(burst_bytes)`` (mlir-aie's
+    default burst length is the largest the target offers); a burst shorter than
+    ``access_bytes`` still costs a whole access of DDR time. A channel keeps at most
+    ``outstanding`` bursts in flight, each taking ``latency_ns`` to its first data,
+    so its rate is at most ``outstanding x burst / latency``. The runtime sequence
+    writes a BD and pushes a task per move (``task_issue_ns``); a channel queues at
+    most ``task_queue`` tasks (0: static BD chains, no runtime queue).
+
+    Attributes:
+        bytes_per_second: DDR bandwidth shared by every shim DMA of the device.
+        burst_bytes: burst lengths the shim DMA can issue, in bytes.
+        access_bytes: the smallest DDR access, in bytes.
+        latency_ns: first-data latency of one burst, in nanoseconds.
+        outstanding: bursts one channel keeps in flight.
+        task_queue: tasks one shim channel can hold queued (0: no runtime task queue).
+        task_issue_ns: time the runtime sequence takes to write one move's BD and push
+            its task, in nanoseconds (0 where BDs are configured statically).
+    """
+
+    bytes_per_second: float
+    burst_bytes: tuple[int, ...]
+    access_bytes: int
+    latency_ns: float
+    outstanding: int
+    task_queue: int
+    task_issue_ns: float
+
+    def __post_init__(self) -> None:
+        if self.bytes_per_second <= 0 or not self.burst_bytes or any(b <= 0 for b in self.burst_bytes):
+            raise ValueError(f"HostMemory: bandwidth and burst lengths must be positive, got {self}")
+        if self.access_bytes <= 0 or self.outstanding <= 0 or self.latency_ns < 0 or self.task_issue_ns < 0:
+            raise ValueError(f"HostMemory: access bytes and outstanding bursts must be positive, "
+                             f"latency and issue time non-negative, got {self}")
+        if self.task_queue < 0:
+            raise ValueError(f"HostMemory: task_queue must be >= 0, got {self.task_queue}")
+
+    @property
+    def max_burst(self) -> int:
+        """The burst length the shim DMA uses (mlir-aie's default: the largest)."""
+        return max(self.burst_bytes)
+
+    def to_dict(self) -> dict:
+        """A plain JSON-able summary."""
+        return {
+            "ddr_bytes_per_second": self.bytes_per_second,
+            "shim_burst_bytes": list(self.burst_bytes),
+            "ddr_access_bytes": self.access_bytes,
+            "burst_latency_ns": self.latency_ns,
+            "outstanding_bursts": self.outstanding,
+            "task_queue": self.task_queue,
+            "task_issue_ns": self.task_issue_ns,
+        }
+
