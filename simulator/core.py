@@ -226,6 +226,7 @@ class CoreRunner:
         self.trace = trace
         self.track = track
         self.stats = CoreStats()
+        self._filled = False
         self.calls: list[CallPlan] = []
         self.program: list[tuple] = []
         self.depth = 0
@@ -315,10 +316,12 @@ class CoreRunner:
     def _filling(self) -> bool:
         """Whether the core has had no data yet: none of its inputs ever acquired (a core without
         inputs: no call made yet). Asked only when an acquire blocks, never per instruction."""
+        if self._filled:  # once data arrived it stays arrived (consumed and calls only grow)
+            return False
         readers = [s for s in self.sides.values() if isinstance(s, ReaderSide)]
-        if not readers:
-            return not self.stats.calls
-        return not any(s.consumed or s.held for s in readers)
+        filling = not self.stats.calls if not readers else not any(s.consumed or s.held for s in readers)
+        self._filled = not filling
+        return filling
 
     def _stalled(self, fifo: str, t0: int, t1: int, filling: bool = False) -> None:
         waited = t1 - t0
