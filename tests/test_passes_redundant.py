@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import tilelang as tl
 from tilelang.errors import DesignError
-from tilelang.ir.design import Acquire, Loop
+from tilelang.ir.design import Acquire, Loop, Port, Release
 from tilelang.passes.redundant import ddr_bytes, eliminate_redundant_transfers, find_redundant, redundant_bytes
 
 
@@ -109,10 +109,12 @@ def test_repeated_blocks_are_read_once_with_the_same_outputs(groups, reps, copie
 def test_the_hoisted_loop_holds_the_block():
     d = repeated_blocks(2, 3, 2, 2, 16, False)
     body = eliminate_redundant_transfers(d).core("worker").body
-    # for g in 0..2: acquire 4 of b; for r in 0..3: (2 unrolled copies); release 4
+    # for g in 0..2: (for r in 0..3: 2 unrolled copies of the body, acquiring b's block up to 1, 2, 3, 4); release 4
     assert len(body) == 1 and isinstance(body[0], Loop) and body[0].trip_count == 2
     inner = body[0].body
-    assert inner[0] == Acquire("b", inner[0].port, 4) and isinstance(inner[1], Loop) and inner[1].trip_count == 3
+    assert isinstance(inner[0], Loop) and inner[0].trip_count == 3 and inner[1] == Release("b", Port.CONSUME, 4)
+    assert [s.n for s in inner[0].body if isinstance(s, Acquire) and s.fifo == "b"] == [1, 2, 3, 4]
+    assert not any(isinstance(s, Release) and s.fifo == "b" for s in inner[0].body)
 
 
 @pytest.mark.parametrize(("M", "K", "tiling"), [(64, 32, {"m": 32, "k": 32}), (128, 64, {"m": 32, "k": 16})])

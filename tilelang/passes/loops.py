@@ -4,14 +4,16 @@ Used by ``redundant.py``. A loop ``L`` of ``T`` iterations whose body takes
 ``e`` elements of fifo ``f`` per iteration becomes, for ``T = G * R * c``::
 
     for g in range(G):                # left out when G == 1
-        acquire(f, c * e)
         for r in range(R):
             <L's body for t = (g R + r) c + j, for j = 0 .. c-1, unrolled>
         release(f, c * e)
 
-with ``f``'s own acquires and releases dropped from the body and each use of
-``f``'s element ``i`` made a use of element ``base + i`` of the held window
-(``base``: elements of ``f`` the original body had released before). Loops
+with ``f``'s releases dropped from the body, each acquire of ``n`` made an
+acquire of ``base + n`` (``base``: elements of ``f`` the original body had
+released before it), and each use of ``f``'s element ``i`` made a use of
+element ``base + i``. An acquire takes only the difference to what is held,
+so the first pass over a block waits for each element just when the
+original did, and later passes acquire nothing. Loops
 inside the body that touch ``f`` are unrolled (their element numbers differ
 per iteration); others are kept. Every loop variable becomes the same value
 as an affine form of the new loops' variables, so each call gets the
@@ -122,6 +124,10 @@ def _body(body: tuple[Stmt, ...], forms: list[Form], depth: int, win: _Window, u
             if s.port is not Port.CONSUME:
                 raise CannotHoist(f"the core produces into {win.fifo!r}")
             win.held = max(win.held, s.n)
+            # the block's first win.base + win.held elements, counted from its start (nothing of it is given
+            # back before the end): the first pass over the block waits for each element as it did, later
+            # passes hold them all already and acquire nothing (an acquire takes only the difference)
+            out.append(Acquire(win.fifo, Port.CONSUME, win.base + win.held))
         elif isinstance(s, Release) and s.fifo == win.fifo:
             if s.n > win.held:
                 raise CannotHoist(f"a release of {win.fifo!r} gives back more than is held")
@@ -170,8 +176,7 @@ def hoist(loop: Loop, depth: int, fifo: str, groups: int, reps: int, copies: int
         if win.held or win.base != (j + 1) * per:
             raise CannotHoist(f"the loop does not give back every element of {fifo!r} it takes in one iteration")
     total = copies * per
-    inner: list[Stmt] = [Acquire(fifo, Port.CONSUME, total), Loop(0, reps, 1, tuple(body)),
-                         Release(fifo, Port.CONSUME, total)]
+    inner: list[Stmt] = [Loop(0, reps, 1, tuple(body)), Release(fifo, Port.CONSUME, total)]
     return [Loop(0, groups, 1, tuple(inner))] if groups > 1 else inner
 
 
