@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from tilelang.ir.core_grid import grid_note
+
 if TYPE_CHECKING:
     from tilelang.ir.plan import Plan
 
@@ -82,6 +84,9 @@ def render(plan: Plan) -> str:
     d = plan.design
     lines = [f"plan of {d.name} on {d.device.name} ({d.device.cols}x{d.device.rows})", ""]
     lines += _table("cores", ["core", "tile"], [[c, _t(t)] for c, t in _natural(plan.placement.items())])
+    note = grid_note(plan.placement)
+    if note:
+        lines[-1:] = [note, ""]
     lines += _table("links", ["link", "memtile"], [[k, _t(t)] for k, t in _natural(plan.link_tiles.items())])
     rows = []
     for _, f in _natural(plan.fifos.items()):

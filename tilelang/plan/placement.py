@@ -18,6 +18,12 @@ same placement on any machine.
    The gap is against the LP relaxation of the whole model (a proven bound)
    when that model is small enough to build.
 
+Designs whose cores spell a logical grid (``core_<i>_<j>``) get a tie-break
+term of bounded weight (``placement_grid.py``): it never changes the primary
+objective's optimum, and among tied placements prefers the one keeping the
+grid; the neighbourhood search also starts from the grid when that scores
+better than the greedy start.
+
 The time limit is only a safety net against a model too large to finish:
 when it fires (or a solver fails) the placement says so in its status
 ("time-limited", "error", with a message) and a PlanWarning is issued.
@@ -29,6 +35,7 @@ from tilelang.ir.plan import SolveInfo
 from tilelang.ir.verify import HOST
 from tilelang.plan.carriage import Placement
 from tilelang.plan.greedy import core_fifos, greedy_placement, order_cores
+from tilelang.plan.placement_grid import deviation, grid_of, grid_start, tie_weight
 from tilelang.plan.placement_model import build, objective_of
 from tilelang.plan.problem import Problem
 from tilelang.plan.solve import Solution, SolveLog, clock, solve_model
@@ -59,9 +66,19 @@ def _windows(problem: Problem, shift: int) -> list[frozenset[str]]:
     return [frozenset(order[i : i + WINDOW]) for i in range(0, len(order), WINDOW)]
 
 
-def _exact(problem: Problem, start: Placement, solver: str, seconds: float, log: SolveLog) -> tuple[Placement, Solution]:
+Tie = tuple[dict, float] | None
+
+
+def _score(problem: Problem, placement: Placement, tie: Tie) -> float:
+    """The objective the solves minimise: the primary one plus the grid tie-break, if any."""
+    primary = objective_of(problem, placement)
+    return primary if tie is None else primary + tie[1] * deviation(tie[0], placement.cores)
+
+
+def _exact(problem: Problem, start: Placement, solver: str, seconds: float, log: SolveLog,
+           tie: Tie = None) -> tuple[Placement, Solution]:
     """The whole model within ``EXACT_NODES``: (its best placement, or ``start`` without one; the solution)."""
-    model = build(problem, start)
+    model = build(problem, start, tie=tie)
     sol = solve_model(model.prob, solver, seconds, nodes=EXACT_NODES)
     log.note("whole-model ILP", sol)
     if sol.values and not sol.clocked and sol.objective is not None:
@@ -79,7 +96,7 @@ def _lower_bound(problem: Problem, start: Placement, solver: str, seconds: float
 
 
 def neighbourhood_search(
-    problem: Problem, start: Placement, solver: str, deadline: float, log: SolveLog | None = None
+    problem: Problem, start: Placement, solver: str, deadline: float, log: SolveLog | None = None, tie: Tie = None
 ) -> tuple[Placement, float, bool]:
     """Improve ``start`` window by window (see the module docstring).
 
@@ -89,20 +106,21 @@ def neighbourhood_search(
         solver: "cbc" or "highs".
         deadline: the safety net, on :func:`~tilelang.plan.solve.clock`.
         log: collects safety nets that fired and solver errors.
+        tie: (logical grid, weight) of the grid tie-break, or None.
 
     Returns:
-        (placement, its objective, whether the search ran to its end without a safety net or error).
+        (placement, its primary objective, whether the search ran to its end without a safety net or error).
     """
     log = SolveLog("placement") if log is None else log
-    current, best = start, objective_of(problem, start)
+    current, best = start, _score(problem, start, tie)
     for p in range(PASSES):
         improved = False
         for window in _windows(problem, (WINDOW // 2) * (p % 2)):
             left = deadline - clock()
             if left <= 0.2:
                 log.fired("neighbourhood search")
-                return current, best, False
-            model = build(problem, current, window, RADIUS)
+                return current, objective_of(problem, current), False
+            model = build(problem, current, window, RADIUS, tie)
             sol = solve_model(model.prob, solver, left, nodes=WINDOW_NODES)
             log.note(f"window ILP of {', '.join(sorted(window))}", sol)
             if sol.clocked or not sol.values or sol.objective is None:
@@ -111,16 +129,37 @@ def neighbourhood_search(
                 current, best, improved = model.result(sol.values), sol.objective, True
         if not improved:
             break
-    return current, best, not (log.clocked or log.errors)
+    return current, objective_of(problem, current), not (log.clocked or log.errors)
 
 
-def place_ilp(problem: Problem, solver: str, time_limit: float) -> tuple[Placement, SolveInfo]:
+def _grid_placement(problem: Problem, tie: Tie, near: Placement, solver: str, seconds: float,
+                    log: SolveLog) -> Placement | None:
+    """The cores on their logical grid, links and host ends placed for them by the model; None if it does not fit."""
+    if tie is None:
+        return None
+    cores = grid_start(problem, tie[0], near.cores)
+    if cores is None:
+        return None
+    model = build(problem, Placement(cores, near.links, near.hosts), frozenset(), None, tie)
+    sol = solve_model(model.prob, solver, seconds, nodes=EXACT_NODES)
+    log.note("grid start ILP", sol)
+    if not sol.values or sol.clocked or sol.objective is None:
+        return None
+    placed = model.result(sol.values)
+    # held cores' channels and memory are constants there, so check them in the whole model
+    whole = build(problem, placed)
+    return placed if all(c.valid(1e-6) for c in whole.prob.constraints()) else None
+
+
+def place_ilp(problem: Problem, solver: str, time_limit: float, tie_break: bool = True) -> tuple[Placement, SolveInfo]:
     """Place cores, links and host ends by ILP (exact, or neighbourhood search on larger designs).
 
     Args:
         problem: the planning problem.
         solver: "cbc" or "highs".
         time_limit: seconds, a safety net only: solves run in child processes killed at the deadline.
+        tie_break: prefer, among placements the objective ties, one keeping the cores' logical grid
+            (``placement_grid.py``; it cannot change the objective's optimum).
 
     Returns:
         (placement, how it was solved); the greedy placement when nothing better was found.
@@ -131,15 +170,21 @@ def place_ilp(problem: Problem, solver: str, time_limit: float) -> tuple[Placeme
     if not problem.cores and not problem.links and not any(HOST in f.agents for f in problem.fifos):
         return greedy, SolveInfo("ilp", "optimal", 0.0, 0.0, 0.0)
     log = SolveLog("placement")
+    grid = grid_of(problem) if tie_break else None
+    eps = None if grid is None else tie_weight(problem, grid)
+    tie: Tie = None if grid is None or eps is None else (grid, eps)
     start = greedy
     movable = [c for c in problem.cores if c not in problem.pin_map]
     if len(movable) <= EXACT_CORES:
-        placed, sol = _exact(problem, greedy, solver, EXACT_SHARE * time_limit, log)
+        placed, sol = _exact(problem, greedy, solver, EXACT_SHARE * time_limit, log, tie)
         if sol.status == "optimal" and not sol.clocked:
-            return placed, SolveInfo("ilp", "optimal", 0.0, sol.objective, 0.0)
-        if placed is not greedy and objective_of(problem, placed) < objective_of(problem, greedy) - 1e-6:
+            return placed, SolveInfo("ilp", "optimal", 0.0, objective_of(problem, placed), 0.0)
+        if placed is not greedy and _score(problem, placed, tie) < _score(problem, greedy, tie) - 1e-6:
             start = placed
-    placed, obj, _ = neighbourhood_search(problem, start, solver, deadline, log)
+    on_grid = _grid_placement(problem, tie, start, solver, max(0.2, deadline - clock()), log)
+    if on_grid is not None and _score(problem, on_grid, tie) < _score(problem, start, tie) - 1e-6:
+        start = on_grid
+    placed, obj, _ = neighbourhood_search(problem, start, solver, deadline, log, tie)
     bound = _lower_bound(problem, greedy, solver, max(0.2, deadline - clock()), log)
     gap = None if bound is None else max(0.0, (obj - bound) / max(obj, 1e-9))
     return placed, log.info("ilp-neighbourhood", "feasible", obj, gap)

@@ -30,6 +30,7 @@ from tilelang.devices.abi import STACK_BYTES
 from tilelang.ir.verify import HOST
 from tilelang.plan.carriage import MM2S, S2MM, Placement, common_memories, link_needs, memtile_ports
 from tilelang.plan.fabric import hops, manhattan
+from tilelang.plan.placement_grid import grid_term
 from tilelang.plan.problem import Coord, FifoSpec, Problem
 
 #: Largest (tiles of a) x (tiles of b) for the exact product linearisation of a pair's distance.
@@ -73,6 +74,10 @@ class PlacementModel:
         v = self.prob.add_variable(name, 0, None if cat != "Binary" else 1, cat=cat)
         v.setInitialValue(warm)
         return v
+
+    def variable(self, name: str, warm: float, cat: str = "Binary") -> pulp.LpVariable:
+        """A new model variable with its warm-start value (for terms built outside this class)."""
+        return self._var(name, warm, cat)
 
     def _candidates(self, movable: frozenset[str] | None, radius: int | None) -> None:
         dev, pins = self.dev, self.p.pin_map
@@ -253,15 +258,23 @@ class PlacementModel:
         return Placement(cores, links, hosts)
 
 
-def build(problem: Problem, start: Placement, movable: frozenset[str] | None = None, radius: int | None = None) -> PlacementModel:
-    """The placement model with every constraint family, warm-started at ``start``."""
+def build(problem: Problem, start: Placement, movable: frozenset[str] | None = None, radius: int | None = None,
+          tie: tuple[dict[str, Coord], float] | None = None) -> PlacementModel:
+    """The placement model with every constraint family, warm-started at ``start``.
+
+    ``tie`` = (logical grid, eps) adds the grid tie-break of ``placement_grid.py`` to the objective
+    (``cost`` stays the primary objective alone).
+    """
     m = PlacementModel(problem, start, movable, radius)
     m.one_core_per_tile()
     m.distances(weights(problem))
     m.core_channels_and_memory()
     m.memtiles()
     m.shims()
-    m.prob += pulp.lpSum(m.cost)
+    if tie is None:
+        m.prob += pulp.lpSum(m.cost)
+    else:
+        m.prob += pulp.lpSum(m.cost) + tie[1] * grid_term(m, tie[0])
     return m
 
 
