@@ -7,9 +7,10 @@ another: per element the fifo costs its producer's time plus its consumer's.
 From depth ``w + 1`` on the two overlap and an element costs the larger of
 the two. The predicted gain of deepening a fifo is therefore
 
-    gain = elements x min(producer cycles per element, consumer cycles per element)
+    gain = elements x min(producer cycles per element, consumer cycles per element) x cores at its ends
 
-where a core's cycles per element are its kernel calls' cycles (the shared
+(the stall holds up every core at the fifo's ends: a B broadcast down a
+column of four cores costs each of them), where a core's cycles per element are its kernel calls' cycles (the shared
 kernel cost model, ``tilelang.ir.kernel_cost``) over the elements it moves
 through the fifo, and a DMA end's are the element's bytes over the stream
 width (``Device.stream_bits``, the shim's and tile DMAs' rate).
@@ -71,7 +72,8 @@ class FifoGain:
         window: the most elements one core holds at once (1 for DMA ends).
         producer: producer cycles per element.
         consumer: the slowest consumer's cycles per element.
-        gain: cycles the model predicts overlap saves once the depth exceeds the window.
+        cores: cores at its ends (a broadcast to four cores stalls four cores).
+        gain: cycles the model predicts overlap saves once the depth exceeds the window, summed over those cores.
     """
 
     fifo: str
@@ -79,10 +81,12 @@ class FifoGain:
     window: int
     producer: float
     consumer: float
+    cores: int = 1
 
     @property
     def gain(self) -> float:
-        return self.elements * min(self.producer, self.consumer)
+        """Cycles saved summed over the cores at the fifo's ends: a fifo's stall holds up each of them."""
+        return self.elements * min(self.producer, self.consumer) * max(1, self.cores)
 
 
 # -- the cost model's view of a design ----------------------------------------------------------
@@ -155,17 +159,17 @@ def fifo_gains(design: Design) -> dict[str, FifoGain]:
     out = {}
     for f in design.fifos:
         dma_cycles = f.elem.numel * f.elem.dtype.bytes / dma_rate
-        prod, cons, window, elements = [], [], 1, 0
+        prod, cons, window, elements, cores = [], [], 1, 0, 0
         for cycles, uses in profiles.values():
             u = uses.get(f.name)
             if u is None or u.elements == 0:
                 continue
-            window, elements = max(window, u.window), max(elements, u.elements)
+            window, elements, cores = max(window, u.window), max(elements, u.elements), cores + 1
             (prod if u.port is Port.PRODUCE else cons).append(cycles / u.elements)
         if not elements:
             elements = _host_elements(design, f.name)
         out[f.name] = FifoGain(f.name, elements, window, max(prod) if prod else dma_cycles,
-                               max(cons) if cons else dma_cycles)
+                               max(cons) if cons else dma_cycles, cores)
     return out
 
 
