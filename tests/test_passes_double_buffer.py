@@ -178,3 +178,16 @@ def test_the_deepened_design_goes_through_mlir_aies_flow():
     plan = tl.plan(out)
     for level in ("objectfifo", "physical"):
         vendor.compile_text(tl.emit_mlir(plan, level=level), level)
+
+
+@pytest.mark.slow
+def test_every_example_written_shallow_is_not_slower():
+    """benchmarks/passes_bench.py's double_buffer rows for the examples, as assertions (a few minutes)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import passes_bench
+
+    for label, design, inputs, check in passes_bench.example_rows():
+        base = depth_one(design)
+        out = double_buffer(base)
+        _same_and_not_slower(base, out, inputs)
+        assert check(_run(out, inputs).outputs), label
