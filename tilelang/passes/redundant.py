@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilelang.errors import DesignError
-from tilelang.ir.design import Core, Design, Dma, Loop, Port, walk
+from tilelang.ir.design import Core, Design, Dma, LinkKind, Loop, Port, walk
 from tilelang.ir.pattern import AccessPattern
 from tilelang.passes.loops import CannotHoist, hoist, released, touches
 from tilelang.passes.trial import why_not
@@ -120,8 +120,7 @@ def _site(core: Core, fifo: str) -> _Site | str:
     if len(at) != 1 or not isinstance(core.body[at[0]], Loop):
         return f"core {core.name!r} does not take {fifo!r} inside one top-level loop"
     loop = core.body[at[0]]
-    assert isinstance(loop, Loop)
-    per = released(loop.body, fifo)
+    per = released(loop.body, fifo) if isinstance(loop, Loop) else 0
     if per == 0:
         return f"core {core.name!r} gives back no element of {fifo!r} per iteration"
     return _Site(core.name, at[0], loop, per)
@@ -134,11 +133,13 @@ def _core_fifo(design: Design, host: str) -> tuple[str, list[str]] | str:
     fifo = host
     if links:
         lk = links[0]
-        if len(links) > 1 or lk.kind.value != "forward" or lk.srcs != (host,):
+        if len(links) > 1 or lk.kind is not LinkKind.FORWARD or lk.srcs != (host,):
             return f"{host!r} feeds a {lk.kind.value} link; only forwards are followed"
         fifo = lk.dsts[0]
         if any(fifo in other.fifos for other in design.links if other is not lk):
             return f"{fifo!r} feeds a further link"
+    if any(fifo in m.fifos for m in design.dmas if not m.to_device):
+        return f"{fifo!r} is also drained to the host"
     users = []
     for c in design.cores:
         for s in walk(c.body):
