@@ -5,6 +5,7 @@ simulator/host.py), against hand-worked figures from the device data.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from types import SimpleNamespace
 
@@ -56,6 +57,28 @@ def test_host_sequence_cycles_come_from_the_device_clock():
     assert issue == round(hm.task_issue_ns * 1.6) and queue == 4 and latency == round(hm.latency_ns * 1.6)
     issue, queue, latency = cost.host_sequence_cycles(aie1)
     assert issue == 0 and queue == 0 and latency == round(aie1.host_memory.latency_ns * 1.25)
+
+
+def test_npu2_bf16_datapaths():
+    npu2, npu1 = tl.device("npu2"), tl.device("npu1")
+    # The cost model's bf16 rate on npu2 is the bfp16-emulated path (docs/simulator.md).
+    assert npu2.macs_per_cycle(tl.bf16) == 256 and npu2.macs_per_cycle("bf16", "default") == 256
+    assert npu2.mac_modes(tl.bf16) == {"default": 256.0, "bfp16": 512.0, "native": 128.0}
+    assert npu2.macs_per_cycle(tl.bf16, "bfp16") == npu2.macs_per_cycle(tl.i8)  # Block FP16 at the int8 rate
+    assert npu1.mac_modes(tl.bf16) == {"default": 128.0}
+    assert npu2.to_dict()["mac_modes"]["bf16"]["native"] == 128.0
+    with pytest.raises(tl.DesignError, match="no bf16 MAC mode 'fp8'"):
+        npu2.macs_per_cycle(tl.bf16, "fp8")
+    with pytest.raises(tl.DesignError, match="no f32 MAC mode"):
+        npu1.macs_per_cycle(tl.f32, "bfp16")
+
+
+def test_arch_spec_rejects_modes_of_unknown_dtypes():
+    arch = tl.device("npu2").arch
+    with pytest.raises(ValueError, match="mac_modes"):
+        dataclasses.replace(arch, mac_modes=(("f8", "fast", 1.0),))
+    with pytest.raises(ValueError, match="positive"):
+        dataclasses.replace(arch, mac_modes=(("bf16", "slow", 0.0),))
 
 
 # -- runs and bursts -----------------------------------------------------------------------

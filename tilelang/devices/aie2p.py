@@ -24,13 +24,38 @@ from tilelang.devices.model import Device
 from tilelang.devices.spec import ArchSpec, HostMemory
 
 AIE2P_MACS: tuple[tuple[str, float], ...] = (
-    # [F] "Compute rates": AIE2P int8 512 (derived from the intrinsic shapes)
+    # [F] "Compute rates": AIE2P int8 512 (derived from the intrinsic shapes: mlir-aie's npu2
+    # i8 kernel shape 8x8x8); agrees with the amdxdna driver's npu4_get_tops, 4096 ops per
+    # column per cycle = 2048 MACs over a column's 4 cores.
     ("i8", 512.0),
-    ("i16", 128.0),  # [F] AIE2P int16 128
-    ("bf16", 256.0),  # [F] AIE2P bf16 256
+    ("i16", 128.0),  # [F] AIE2P int16 128; mlir-aie's npu2 i16 kernel shape 4x4x8
+    # bf16 as mlir-aie's npu2 matmul examples and IRON's GEMM build it by default: emulated
+    # with bfp16 (AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16, kernel shape 8x8x8). Sources
+    # disagree on its rate. 256: amd/IRON iron/operators/flm/gemm/README.md, "8x8x8 mmul lowers
+    # to 2 bfp16-emulated macs" on NPU2 (512 MACs in two MAC issues) against "4 native 4x8x4 bf16
+    # macs" on NPU1 ("two macs per 8x8x8 shape against four"), and [F] 256. 512: the same README
+    # says NPU1 has "a quarter of the per-tile bf16 mac throughput" (4 x 128), and AMD presents
+    # Block FP16 as combining "the performance of 8-bit" with 16-bit accuracy (AnandTech, Ryzen
+    # AI 300 / XDNA 2). Picked 256: the instruction count is the one statement about the
+    # emulated bf16 path itself, while the 512 figures fit bfp16 operands (FLM pre-quantizes B
+    # to bfp16; AMD's claim is about the bfp16 format), kept as mode "bfp16" below.
+    ("bf16", 256.0),
     ("i32", 32.0),  # estimate, unconfirmed: a quarter of int16, as on AIE2 (aie2.py)
     # estimate, unconfirmed: emulated, bf16 / 3 as on AIE2 (aie2.py)
     ("f32", 256.0 / 3.0),
+)
+
+#: Other matmul datapaths of AIE2P (not what the cost model uses; see AIE2P_MACS):
+AIE2P_MAC_MODES: tuple[tuple[str, str, float], ...] = (
+    # bf16 operands converted to bfp16 on both sides with a bfp16 MAC per 8x8x8 (operands
+    # already in bfp16): the int8 rate, as AMD presents Block FP16 ("the performance of 8-bit",
+    # AnandTech on XDNA 2) and as the FLM README's "a quarter" implies against NPU1's 128.
+    ("bf16", "bfp16", 512.0),
+    # Plain bf16 MACs, without the emulation. Estimate, unconfirmed: AIE2's native 4x8x4 bf16
+    # rate (128). mlir-aie's non-emulated npu2 kernel uses a 4x8x8 shape, but AIE-API builds
+    # AIE2P's larger bf16 mmul from emulated intrinsics (aie_api detail/aie2p
+    # emulated_mmul_intrinsics.hpp: mac_8x8_8x4_bf16), so no more than the 4x8x4 rate is assumed.
+    ("bf16", "native", 128.0),
 )
 
 AIE2P = ArchSpec(
@@ -43,6 +68,7 @@ AIE2P = ArchSpec(
     affinity="west",  # [TMc] inherited AIE2TargetModel::isLegalMemAffinity
     lock_max=63,  # [TMc] AIE2PTargetModel inherits AIE2's getMaxLockValue 0x3F
     host_sequence=True,  # as npu1: aiex.runtime_sequence on npu2 (mlir-aie's npu2 programming examples)
+    mac_modes=AIE2P_MAC_MODES,
 )
 
 # npu2 AIE clock: 1.8 GHz, the top DPM level of the amdxdna driver's Strix clock table
@@ -50,8 +76,12 @@ AIE2P = ArchSpec(
 # {396, 792} to {1267, 1800}; npu4_get_tops: max TOPS = 4096 ops per column per cycle x
 # the top level's hclk, so hclk is the array clock). Strix Halo (npu5) shares the table.
 _CLOCK_HZ = 1.8e9
-# Unconfirmed: [F] says 64-bit streams on AIE-ML v2 / AIE2P are "unconfirmed for
-# npu2"; mlir-aie gives npu2 the AIE2 port counts, so the AIE2 32 bits are kept.
+# Stream width. Sources disagree: AM027 (AIE-ML v2) "a 64-bit AXI4-Stream crossbar", and
+# UG1603 "32-bit for AIE-ML and 64-bit for AIE-ML v2"; but AIE-ML v2 is mlir-aie's AIE2PS
+# (Versal AI Edge Gen 2, xcve3858), a separate architecture from npu2's AIE2P, AIE-API lists
+# XDNA2 apart from AIE-MLv2, and mlir-aie gives npu2 AIE2's stream-switch ports and
+# AIE2's DMA word (AIE2P target model overrides only the arch, shim bursts and block formats).
+# Kept at AIE2's 32 bits ([F] "unconfirmed for npu2"): no source states 64 bits for npu2.
 _STREAM_BITS = 32
 # Unconfirmed: the AIE2 512-bit vector width (aie2.py) assumed unchanged.
 _VECTOR_BITS = 512

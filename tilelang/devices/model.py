@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
 from tilelang.devices.layout import (
     LINK_BUNDLES,
     TILE_KINDS,
@@ -350,14 +352,19 @@ class Device:
         """Whether the cores have a MAC datapath for ``dtype`` (native or emulated)."""
         return dtype_of(dtype).name in self.arch.macs_table()
 
-    def macs_per_cycle(self, dtype: DType | str) -> float:
+    def macs_per_cycle(self, dtype: DType | str, mode: str | None = None) -> float:
         """Multiply-accumulates per cycle of one core on ``dtype`` operands.
 
         f32 on AIE2/AIE2P and i32 on AIE2/AIE2P are documented estimates
         (emulated); see docs/devices.md.
 
+        Args:
+            dtype: the operand dtype.
+            mode: None (or "default") for the datapath the cost model uses; else one of
+                :meth:`mac_modes` (e.g. "native" bf16 on npu2, without the bfp16 emulation).
+
         Raises:
-            DesignError: the architecture has no datapath for ``dtype``.
+            DesignError: the architecture has no datapath for ``dtype``, or no such mode.
         """
         dt = dtype_of(dtype)
         table = self.arch.macs_table()
@@ -365,7 +372,22 @@ class Device:
             raise DesignError(
                 f"{self.name} ({self.family}) cores have no {dt.name} MAC datapath; supported: {sorted(table)}"
             )
-        return table[dt.name]
+        if mode is None or mode == "default":
+            return table[dt.name]
+        modes = self.arch.mac_modes_of(dt.name)
+        if mode not in modes:
+            raise DesignError(f"{self.name} ({self.family}) has no {dt.name} MAC mode {mode!r}; it has {sorted(modes)}")
+        return modes[mode]
+
+    def mac_modes(self, dtype: DType | str) -> dict[str, float]:
+        """``{mode: MACs per cycle}`` for ``dtype``: "default" and any other datapath the cores have.
+
+        Raises:
+            DesignError: the architecture has no datapath for ``dtype``.
+        """
+        dt = dtype_of(dtype)
+        self.macs_per_cycle(dt)
+        return self.arch.mac_modes_of(dt.name)
 
     def vector_lanes(self, dtype: DType | str) -> int:
         """Elementwise operations per cycle of one core: vector_bits / dtype bits.
@@ -385,6 +407,26 @@ class Device:
         DDR contention are not modelled (unconfirmed; see docs/devices.md).
         """
         return self.stream_bits / 8
+
+    def shim_run_bytes_per_cycle(self, run_bytes: float | np.ndarray) -> float | np.ndarray:
+        """Bytes per cycle one shim DMA channel moves reading or writing DDR in contiguous runs of
+        ``run_bytes``: the channel's width, or less when the bursts it keeps in flight cannot cover
+        the burst latency (``host_memory``; the simulator's ``Ddr`` charges the same).
+
+        Args:
+            run_bytes: bytes of each contiguous run (a scalar or an array).
+
+        Returns:
+            The rate (same shape as ``run_bytes``).
+        """
+        hm = self.host_memory
+        width = self.shim_bandwidth_bytes_per_cycle()
+        latency = round(hm.latency_ns * 1e-9 * self.clock_hz) if hm is not None else 0
+        if not latency:
+            return np.minimum(width, np.inf * np.ones_like(run_bytes, dtype=float))
+        run = np.maximum(1.0, np.asarray(run_bytes, dtype=float))
+        burst = run / np.ceil(run / hm.max_burst)  # type: ignore[union-attr]
+        return np.minimum(width, hm.outstanding * burst / latency)  # type: ignore[union-attr]
 
     def peak_macs_per_second(self, dtype: DType | str) -> float:
         """MACs per second of every core of the array together on ``dtype``.
@@ -417,6 +459,7 @@ class Device:
             "tile_counts": {k: len(self.tiles(k)) for k in TILE_KINDS},
             "tile_kinds": {k: s.to_dict() for k, s in specs.items() if s is not None},
             "macs_per_cycle": self.arch.macs_table(),
+            "mac_modes": {dt: self.arch.mac_modes_of(dt) for dt, _, _ in self.arch.mac_modes},
             "shared_memory_rule": self.arch.affinity,
             "shim_bandwidth_bytes_per_cycle": self.shim_bandwidth_bytes_per_cycle(),
             "host_memory": self.host_memory.to_dict() if self.host_memory is not None else None,

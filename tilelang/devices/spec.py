@@ -146,6 +146,9 @@ class ArchSpec:
             transfers (NPU style: one BD ring per shim channel, task completion, no shim
             locks); False: each shim channel's BD chain is configured statically, one BD
             per move, guarded by a lock.
+        mac_modes: other datapaths for a dtype's matmuls, as (dtype name, mode, MACs per
+            cycle) triples (e.g. AIE2P bf16 without the bfp16 emulation); ``macs`` holds
+            the rate of the default path, which the cost model uses.
     """
 
     name: str
@@ -157,6 +160,7 @@ class ArchSpec:
     affinity: str
     lock_max: int = 1
     host_sequence: bool = False
+    mac_modes: tuple[tuple[str, str, float], ...] = ()
 
     def __post_init__(self) -> None:
         if self.lock_max < 1:
@@ -171,12 +175,23 @@ class ArchSpec:
         for kind, spec in expected + ((("mem", self.mem),) if self.mem is not None else ()):
             if spec.kind != kind:
                 raise ValueError(f"ArchSpec {self.name}: a {spec.kind} spec given where a {kind} spec belongs")
-        if any(rate <= 0 for _, rate in self.macs):
+        if any(rate <= 0 for _, rate in self.macs) or any(rate <= 0 for _, _, rate in self.mac_modes):
             raise ValueError(f"ArchSpec {self.name}: MAC rates must be positive")
+        table = dict(self.macs)
+        stray = [(dt, mode) for dt, mode, _ in self.mac_modes if dt not in table or mode == "default"]
+        if stray:
+            raise ValueError(f"ArchSpec {self.name}: mac_modes {stray} name a dtype without a default "
+                             f"rate or the reserved mode 'default'")
 
     def macs_table(self) -> dict[str, float]:
         """A fresh ``{dtype name: MACs per cycle per core}`` dict."""
         return dict(self.macs)
+
+    def mac_modes_of(self, dtype: str) -> dict[str, float]:
+        """``{mode: MACs per cycle}`` of a dtype: "default" (``macs``) and any other datapath."""
+        out = {"default": dict(self.macs)[dtype]} if dtype in dict(self.macs) else {}
+        out.update({mode: rate for dt, mode, rate in self.mac_modes if dt == dtype})
+        return out
 
 
 @dataclass(frozen=True)

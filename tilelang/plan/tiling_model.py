@@ -25,9 +25,9 @@ double buffering (a roofline over the levels):
   pipeline's unoverlapped fill and drain
   (``tiling_calls.py``, with the simulator's cited constants from
   ``tilelang.devices.costs``)
-- ddr_in / ddr_out: bytes through the shims / (channels x shim bandwidth)
-  (``Device.shim_bandwidth_bytes_per_cycle``; two channels each way per NoC
-  shim, AIE_FACTS "DMA channels")
+- ddr_in / ddr_out: bytes through the shims / (channels x shim rate), the rate
+  at the contiguous runs of a core tile's rows (``Device.shim_run_bytes_per_cycle``; two
+  channels each way per NoC shim, AIE_FACTS "DMA channels")
 
 An input X is re-read from the level above once per tile of every output
 index it lacks (no reuse across those tiles); the output leaves once, unless
@@ -313,17 +313,23 @@ def evaluate(c: Contraction, device: Device, sp: Space, max_cores: int) -> Evalu
             ok &= ddr_level[x[-1]] * dt.bytes / 4 <= (1 << shim_wrap) - 1
 
     bw = device.stream_bits / 8
-    shim_bw = device.shim_bandwidth_bytes_per_cycle()
     ch = SHIM_CHANNELS * np.maximum(1.0, np.minimum(cols_used, len(shims)))
     terms: dict[str, np.ndarray] = {"compute": c.macs / (cores * device.macs_per_cycle(c.in_dtypes[0])) + full}
     core_in = full
+    ddr_in = full
     ddr_in_bytes = full
     for x, dt in zip(c.inputs, c.in_dtypes, strict=True):
         size = c.numel(x) * dt.bytes
         lacking = [j for j in c.output if j not in x]
         per_core = size / _prod([s[i] for i in x if i in c.output]) * _prod([n[j] / (s[j] * t[j]) for j in lacking])
         core_in = np.maximum(core_in, per_core / bw)
-        ddr_in_bytes = ddr_in_bytes + size * _prod([n[j] / ddr_level[j] for j in lacking])
+        # the shim walks the tensor tile by tile, so it reads runs of a core tile's rows, and a
+        # channel reading short runs is slower (Device.shim_run_bytes_per_cycle, the simulator's
+        # DDR burst model)
+        rate = device.shim_run_bytes_per_cycle(_run(x, t, n) * dt.bytes)
+        x_bytes = size * _prod([n[j] / ddr_level[j] for j in lacking])
+        ddr_in_bytes = ddr_in_bytes + x_bytes
+        ddr_in = ddr_in + x_bytes / (ch * rate)
     terms["core_in"] = core_in
     terms["core_out"] = c.numel(c.output) * out_b / cores / bw + full
     covers = np.ones(shape, dtype=bool)
@@ -336,8 +342,8 @@ def evaluate(c: Contraction, device: Device, sp: Space, max_cores: int) -> Evalu
     factor = np.where(covers | whole_k | (not mems), 1.0, 2.0 * splits - 1.0)
     ddr_out_bytes = c.numel(c.output) * out_b * factor
     terms["kernel"] = kernel_term(c, device, t, s, 2 if mems else 1, depth) + full
-    terms["ddr_in"] = ddr_in_bytes / (ch * shim_bw)
-    terms["ddr_out"] = ddr_out_bytes / (ch * shim_bw)
+    terms["ddr_in"] = ddr_in
+    terms["ddr_out"] = ddr_out_bytes / (ch * device.shim_run_bytes_per_cycle(_run(c.output, t, n) * out_b))
     estimate = np.maximum.reduce([terms[k] for k in terms])
     flat = {k: v.ravel() for k, v in terms.items()}
     return Evaluation(
@@ -351,6 +357,15 @@ def evaluate(c: Contraction, device: Device, sp: Space, max_cores: int) -> Evalu
         ddr_bytes=(ddr_in_bytes + ddr_out_bytes).ravel(),
         out_depth=depth.ravel().astype(np.int64),
     )
+
+
+def _run(x: tuple[str, ...], level: dict, n: dict) -> np.ndarray | float:
+    """Elements of each contiguous run of a row-major tile of ``x`` (``level``: its extent per
+    index): its last extent, times the one before while the rows are whole."""
+    run = level[x[-1]]
+    if len(x) > 1:
+        run = run * np.where(level[x[-1]] == n[x[-1]], level[x[-2]], 1)
+    return run
 
 
 def out_depth(memory: int, inputs: np.ndarray | float, out_tile: np.ndarray | float) -> np.ndarray:
