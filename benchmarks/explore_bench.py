@@ -310,33 +310,44 @@ def transfer(src: Bench, src_results: dict[str, Any], dst: Bench, dst_results: d
     """A search on the target device with and without the source device's search as warm start, per seed.
 
     The warm start is what a user has after searching the source device: ``tl.explore``'s trials there at
-    10% of its space (same seed), not the source's exhaustive sweep.
+    10% of its space (same seed), not the source's exhaustive sweep. For a factory with an analytic prior
+    the pair is also run without it (``prior=False`` on both devices), which isolates what transfer adds.
     """
     ssp, dsp = src.build(), dst.build()
     optimum = best_of([dst_results[task_id(dsp.arguments(k)[0])] for k in dsp.keys()])
     budget, sbudget = int(len(dsp) * SHARE), int(len(ssp) * SHARE)
-    print(f"== transfer {src.name} -> {dst.name}: budget {budget} on the target, warm start = the source's "
-          f"tl.explore trials ({sbudget}, same seed); 'trials' = trials to reach within 2% of the target's "
-          f"optimum ({optimum:.0f} cycles), '-' = not within the budget")
-    print(f"{'seed':>4} {'cold best':>10} {'gap':>7} {'trials':>7} {'warm best':>10} {'gap':>7} {'trials':>7}")
-    colds, warms = [], []
-    for seed in SEEDS:
-        source = tl.explore(ssp, budget=sbudget, seed=seed, backend=Replay(src_results))
-        cold = tl.explore(dsp, budget=budget, seed=seed, backend=Replay(dst_results))
-        warm = tl.explore(dsp, budget=budget, seed=seed, backend=Replay(dst_results), warm_start=[source])
-        c, w = (ex.best.cycles if ex.best is not None else math.inf for ex in (cold, warm))
-        fc, fw = first_within(cold, optimum), first_within(warm, optimum)
-        colds.append(fc)
-        warms.append(fw)
-        print(f"{seed:>4} {c:>10.0f} {c / optimum - 1:>7.2%} {fc if fc else '-':>7} "
-              f"{w:>10.0f} {w / optimum - 1:>7.2%} {fw if fw else '-':>7}")
+    priors = (True, False) if dsp.factory is tl.library.matmul else (False,)
+    print(f"== transfer {src.name} -> {dst.name}: budget {budget} on the target; warm start = the source's "
+          f"tl.explore trials ({sbudget}, same seed); 'to 2%' / 'to opt' = trials to reach within 2% of the "
+          f"target's optimum ({optimum:.0f} cycles) / the optimum itself, '-' = not within the budget")
+    for prior in priors:
+        print(f"{'with' if prior else 'without'} the analytic prior:")
+        print(f"{'seed':>4} {'cold best':>10} {'gap':>7} {'to 2%':>6} {'to opt':>6} "
+              f"{'warm best':>10} {'gap':>7} {'to 2%':>6} {'to opt':>6}")
+        colds, warms, cold0, warm0 = [], [], [], []
+        for seed in SEEDS:
+            source = tl.explore(ssp, budget=sbudget, seed=seed, backend=Replay(src_results), prior=prior)
+            cold = tl.explore(dsp, budget=budget, seed=seed, backend=Replay(dst_results), prior=prior)
+            warm = tl.explore(dsp, budget=budget, seed=seed, backend=Replay(dst_results), prior=prior,
+                              warm_start=[source])
+            c, w = (ex.best.cycles if ex.best is not None else math.inf for ex in (cold, warm))
+            fc, fw = first_within(cold, optimum), first_within(warm, optimum)
+            oc, ow = first_within(cold, optimum, 0.0), first_within(warm, optimum, 0.0)
+            colds.append(fc)
+            warms.append(fw)
+            cold0.append(oc)
+            warm0.append(ow)
+            print(f"{seed:>4} {c:>10.0f} {c / optimum - 1:>7.2%} {fc or '-':>6} {oc or '-':>6} "
+                  f"{w:>10.0f} {w / optimum - 1:>7.2%} {fw or '-':>6} {ow or '-':>6}")
+        print(f"within 2%: cold {_reached(colds)}; warm {_reached(warms)}")
+        print(f"optimum:   cold {_reached(cold0)}; warm {_reached(warm0)}")
+    print()
 
-    def summary(xs: list[int | None]) -> str:
-        got = [x for x in xs if x is not None]
-        mean = f"mean {np.mean(got):.1f} trials over those" if got else "none"
-        return f"{len(got)}/{len(xs)} seeds within 2% ({mean})"
 
-    print(f"cold: {summary(colds)}; warm: {summary(warms)}\n")
+def _reached(xs: list[int | None]) -> str:
+    got = [x for x in xs if x is not None]
+    mean = f"mean {np.mean(got):.1f} trials over those" if got else "none"
+    return f"{len(got)}/{len(xs)} seeds ({mean})"
 
 
 def throughput(workers: int) -> None:
