@@ -18,13 +18,12 @@ one writer side per part, and an element is published when every part is.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from simulator.engine import Engine, Signal
 from tilelang.devices import Device
 from tilelang.devices.aie2 import NPU1_HOST_MEMORY
+from tilelang.devices.spec import in_flight_rate
 from tilelang.ir.types import TileType
 
 
@@ -246,10 +245,8 @@ class Ddr:
         got = self._costs.get(key)
         if got is None:
             run = max(1, min(run, nbytes))
-            runs = nbytes / run
-            bursts_per_run = -(-run // self.max_burst)
-            charged = runs * self.run_cost(run)
-            limit = self.outstanding * (run / bursts_per_run) / self.latency if self.latency else math.inf
+            charged = nbytes / run * self.run_cost(run)
+            limit = in_flight_rate(run, self.max_burst, self.outstanding, self.latency)
             got = self._costs[key] = (charged, limit)
         return got
 

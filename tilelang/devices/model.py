@@ -24,7 +24,7 @@ from tilelang.devices.layout import (
     dtype_of,
     port_direction,
 )
-from tilelang.devices.spec import ArchSpec, HostMemory, TileSpec
+from tilelang.devices.spec import ArchSpec, HostMemory, TileSpec, in_flight_rate
 from tilelang.devices.switch_rules import allows
 from tilelang.errors import DesignError
 from tilelang.ir.dtypes import DType
@@ -421,12 +421,11 @@ class Device:
         """
         hm = self.host_memory
         width = self.shim_bandwidth_bytes_per_cycle()
-        latency = round(hm.latency_ns * 1e-9 * self.clock_hz) if hm is not None else 0
-        if not latency:
-            return np.minimum(width, np.inf * np.ones_like(run_bytes, dtype=float))
         run = np.maximum(1.0, np.asarray(run_bytes, dtype=float))
-        burst = run / np.ceil(run / hm.max_burst)  # type: ignore[union-attr]
-        return np.minimum(width, hm.outstanding * burst / latency)  # type: ignore[union-attr]
+        if hm is None:
+            return np.minimum(width, run * 0 + np.inf)
+        latency = round(hm.latency_ns * 1e-9 * self.clock_hz)
+        return np.minimum(width, in_flight_rate(run, hm.max_burst, hm.outstanding, latency))
 
     def peak_macs_per_second(self, dtype: DType | str) -> float:
         """MACs per second of every core of the array together on ``dtype``.

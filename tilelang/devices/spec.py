@@ -10,6 +10,10 @@ family files (``aie1.py``, ``aie2.py``, ``aie2p.py``) next to their sources.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Stream-switch bundles a caller may ask about (mlir-aie WireBundle names).
 BUNDLES: tuple[str, ...] = (
@@ -192,6 +196,19 @@ class ArchSpec:
         out = {"default": dict(self.macs)[dtype]} if dtype in dict(self.macs) else {}
         out.update({mode: rate for dt, mode, rate in self.mac_modes if dt == dtype})
         return out
+
+
+def in_flight_rate(run_bytes: float | np.ndarray, max_burst: int, outstanding: int,
+                   latency_cycles: int) -> float | np.ndarray:
+    """Bytes per cycle a DMA channel moves in contiguous runs of ``run_bytes`` (a number or a numpy
+    array) when it keeps ``outstanding`` bursts of at most ``max_burst`` bytes in flight, each
+    ``latency_cycles`` to its first data: ``outstanding x burst / latency`` (no limit without latency).
+    The one definition of the rule: the simulator's DDR model and the tiler both use it."""
+    if not latency_cycles:
+        return run_bytes * 0 + float("inf")
+    run = run_bytes * 1.0
+    bursts = -(-run // max_burst)
+    return outstanding * (run / bursts) / latency_cycles
 
 
 @dataclass(frozen=True)
