@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 import tilelang as tl
 from tilelang.errors import DesignError
 from tilelang.ir.design import Acquire, Loop, Port, Release
-from tilelang.passes.redundant import ddr_bytes, eliminate_redundant_transfers, find_redundant, redundant_bytes
+from tilelang.passes.redundant import (
+    ddr_bytes,
+    eliminate_redundant_transfers,
+    find_redundant,
+    redundant_bytes,
+    rewrite_report,
+)
 
 
 def _inputs(design: tl.Design, seed: int = 0) -> dict[str, np.ndarray]:
@@ -131,8 +137,7 @@ def test_matvec_reads_the_vector_once(M, K, tiling):  # noqa: N803
 def test_whole_array_gemm_holds_its_repeated_operands():
     d = tl.library.matmul(64, 64, 64, in_dtype=tl.i16, out_dtype=tl.i32, device="npu2", cores=(2, 2),
                           tiling={"m": 16, "k": 16, "n": 16})
-    out = eliminate_redundant_transfers(d)
-    found = find_redundant(d)
+    out, found = rewrite_report(d)
     assert {f.tensor for f in found if f.rewritten} == {"A", "B"}
     # A's row blocks were read once per block column (2), B's strips once per block row (2): each i16 operand
     # is now read once, so one copy of each (64 x 64 x 2 B) goes
