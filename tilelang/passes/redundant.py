@@ -6,12 +6,13 @@ elements read ``R`` times in a row: the vector B of matvec once per row block,
 an A row block of GEMM once per block column, the B column strips once per
 block row) and every core consuming it takes ``e`` elements per iteration of
 one loop of ``G * R * c`` iterations, the block can stay in the cores'
-memory instead: each core acquires the ``c * e`` elements once per group,
-keeps them over ``R`` iterations and releases them after
-(``tilelang/passes/loops.py``), and the host reads each block once (stride-0
-dimensions and whole-walk repeats dropped from the moves, or repeated
-identical moves dropped). The fifo gets ``c * e`` more buffers than the one
-the producer fills ahead into, or exactly ``c * e`` when that does not plan.
+memory instead: each core acquires the block's ``c * e`` elements as its
+first pass over them needs them, keeps them over ``R`` iterations and
+releases them after (``tilelang/passes/loops.py``), and the host reads each
+block once (stride-0 dimensions and whole-walk repeats dropped from the
+moves, or repeated identical moves dropped). The fifo gets ``c * e`` buffers
+plus the written depth minus one (what the producer could fill ahead), or
+exactly ``c * e`` when that does not plan.
 
 Every rewrite is checked, not assumed: the new moves' element stream must
 equal the old one with the repeats taken out (compared address by address),
