@@ -10,10 +10,12 @@ them (those stay where they are, and so does every call relative to them):
 - two calls depend on each other when one writes a local buffer or fifo
   element the other reads or writes (read after write, write after read,
   write after write); only orders that keep each dependent pair keep results;
-- after the calls ``S`` of a block have run, the live local buffers are those
-  live into the block or written in ``S`` that a call outside ``S`` still
-  reads or that are live out of the block; while call ``c`` runs, those after
-  it plus everything ``c`` touches hold their bytes (``ir/liveness.py``);
+- after the calls ``S`` of a block have run, a local buffer is live when a
+  call outside ``S`` reads its current value (no call outside ``S`` defines
+  it anew first: dependences keep such calls in written order, so "first" is
+  the written order) or it is live out of the block and no call outside ``S``
+  defines it anew; while call ``c`` runs, those live after it plus everything
+  ``c`` touches hold their bytes (``ir/liveness.py``);
 - ``best(S + c) = min over c of max(best(S), bytes during c)``, exact, over
   subsets of blocks of up to ``EXACT_CALLS`` calls; longer blocks take the
   ready call that holds the fewest bytes, first in program order on ties.
@@ -76,6 +78,7 @@ class _Block:
         self.preds = [sum(1 << j for j in range(i) if _depends(self.fx[j], self.fx[i])) for i in range(n)]
         self.live_out = live_out
         self.sizes = sizes
+        self.names = sorted(set(live_out).union(*(f.touched for f in self.fx)))
         # live into the block: read before any kill in program order (dependences keep this in every order)
         live_in: set[str] = set()
         killed: set[str] = set()
@@ -85,17 +88,19 @@ class _Block:
         self.live_in = frozenset(live_in)
 
     def live_after(self, done: int) -> frozenset[str]:
-        """Local buffers live once the calls in bitmask ``done`` have run."""
+        """Local buffers live once the calls in bitmask ``done`` have run: those whose current value a call
+        still to run reads (no call still to run defines it anew before that read: dependences keep those
+        in written order), and those live out of the block that no call still to run defines anew."""
         n = len(self.calls)
-        defined = set(self.live_in)
-        for i in range(n):
-            if done >> i & 1:
-                defined |= self.fx[i].kills | self.fx[i].touched
-        pending = set(self.live_out)
-        for i in range(n):
-            if not done >> i & 1:
-                pending |= self.fx[i].uses
-        return frozenset(defined & pending)
+        todo = [i for i in range(n) if not done >> i & 1]
+        live = set()
+        for b in self.names:
+            first_kill = next((k for k in todo if b in self.fx[k].kills), None)
+            if any(b in self.fx[c].uses and (first_kill is None or c < first_kill) for c in todo):
+                live.add(b)
+            elif b in self.live_out and first_kill is None:
+                live.add(b)
+        return frozenset(live)
 
     def held(self, done: int, i: int) -> int:
         """Bytes held while call ``i`` runs after the calls in ``done``."""
