@@ -139,9 +139,10 @@ def test_explore_rejects_bad_arguments():
 
 
 def test_the_prior_is_the_tilers_estimate_for_the_tile_it_would_choose():
-    """With the tile and grid tile_contraction picks, the prior equals its estimate (no other model)."""
+    """With the tile and grid tile_contraction picks for the library's design (DDR re-read per core-grid block),
+    the prior equals its estimate (no other model)."""
     choice = tl.tile_contraction("mk,kn->mn", {"m": 256, "k": 256, "n": 256}, (tl.bf16, tl.bf16, tl.f32), "npu1",
-                                 cores=(2, 2))
+                                 cores=(2, 2), blocks="grid")
     est = matmul_estimate({"M": 256, "K": 256, "N": 256, "in_dtype": tl.bf16, "device": "npu1", "cores": (2, 2),
                            "tiling": choice.tile})
     assert est == pytest.approx(choice.estimate)

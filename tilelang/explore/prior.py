@@ -39,7 +39,7 @@ def matmul_estimate(kwargs: dict[str, Any]) -> float | None:
     from tilelang.ir.dtypes import bf16, f32
     from tilelang.library._common import resolve_device
     from tilelang.library.matmul import _grid
-    from tilelang.plan.tiling_model import Space, divisors, evaluate, parse
+    from tilelang.plan.tiling_model import Space, evaluate, parse
 
     tiling = kwargs.get("tiling", "auto")
     if not isinstance(tiling, dict) or set(tiling) != {"m", "k", "n"}:
@@ -57,7 +57,7 @@ def matmul_estimate(kwargs: dict[str, Any]) -> float | None:
         t, s, n = int(tiling[i]), split[i], c.sizes[i]
         if t <= 0 or n % (s * t):
             return None
-        blocks = [s * t * u for u in divisors(n // (s * t))]
+        blocks = [s * t]  # the library re-reads DDR per core-grid block (tile_contraction's blocks="grid")
         ts.append(np.full(len(blocks), t, dtype=np.int64))
         ss.append(np.full(len(blocks), s, dtype=np.int64))
         bigs.append(np.array(blocks, dtype=np.int64))

@@ -82,8 +82,9 @@ def _sizes(M: int, K: int, N: int, in_dtype: DType, out_dtype: DType, dev: Devic
         from tilelang.api import tile_contraction
 
         try:
+            # the design re-reads A and B per core-grid block (one tile at a time through the memtiles)
             choice = tile_contraction("mk,kn->mn", {"m": M, "k": K, "n": N}, (in_dtype, in_dtype, out_dtype), dev,
-                                      cores=(grid.rows, grid.cols))
+                                      cores=(grid.rows, grid.cols), blocks="grid")
         except PlanError as e:
             # No tiling exists for these sizes on this grid: the request itself cannot work (docs/library.md).
             raise DesignError(

@@ -143,6 +143,7 @@ def tile_contraction(
     cores: int | tuple[int, int] | None = None,
     solver: str = "cbc",
     time_limit: float = 10,
+    blocks: str = "memtile",
 ) -> Tiling:
     """Choose tile sizes per memory level and the spatial split of a contraction.
 
@@ -156,6 +157,9 @@ def tile_contraction(
             grid: the split of the output's first two indices, fixed.
         solver: "cbc" or "highs".
         time_limit: seconds for the ILP (a child process killed at the deadline).
+        blocks: "memtile": memtile blocks larger than the core grid's block may hold inputs
+            for reuse (DDR read once per block); "grid": DDR is re-read per core-grid block,
+            as a design that stages one tile at a time reads it (``tl.library.matmul``).
 
     Returns:
         The :class:`Tiling` with its estimate.
@@ -169,7 +173,9 @@ def tile_contraction(
     if not dev.supports_dtype(c.in_dtypes[0]):
         raise PlanError(f"{dev.name} cores have no {c.in_dtypes[0]} datapath")
     max_cores, fixed = _cores(cores, c, dev)
-    sp = space(c, dev, max_cores, fixed)
+    if blocks not in ("memtile", "grid"):
+        raise PlanError(f'blocks must be "memtile" or "grid", got {blocks!r}')
+    sp = space(c, dev, max_cores, fixed, blocks)
     total = int(np.prod([len(a) for a in sp.t]))
     if total > MAX_CANDIDATES:
         raise PlanError(f"{total} candidate tilings exceed {MAX_CANDIDATES}; give fewer or smaller indices")

@@ -179,10 +179,14 @@ class Space:
     big: tuple[np.ndarray, ...]
 
 
-def space(c: Contraction, device: Device, max_cores: int, fixed: dict[str, int] | None = None) -> Space:
+def space(c: Contraction, device: Device, max_cores: int, fixed: dict[str, int] | None = None,
+          blocks: str = "memtile") -> Space:
     """Every per-index (core tile, cores, memtile block) choice that divides the extents.
 
-    ``fixed`` pins the split of some output indices (a given core grid).
+    ``fixed`` pins the split of some output indices (a given core grid). ``blocks="grid"`` keeps
+    only memtile blocks of one core-grid block (``s * t``; ``t`` along reductions): DDR is then
+    re-read per core-grid block, as a design that stages one tile at a time in the memtiles
+    (``tl.library.matmul``) reads it; ``"memtile"`` also offers larger blocks held for reuse.
 
     Raises:
         PlanError: an index has no core tile (extent not a multiple of the granularity).
@@ -205,7 +209,7 @@ def space(c: Contraction, device: Device, max_cores: int, fixed: dict[str, int] 
             if fixed and i in fixed:
                 splits = [s for s in splits if s == fixed[i]]
             for s in splits:
-                rows += [(t, s, s * t * u) for u in divisors(n // (s * t))]
+                rows += [(t, s, s * t * u) for u in (divisors(n // (s * t)) if blocks == "memtile" else [1])]
         if not rows:
             raise PlanError(f"index {i!r} of extent {n} cannot be split over {fixed[i] if fixed else '?'} cores in whole tiles")
         arr = np.array(rows, dtype=np.int64)
