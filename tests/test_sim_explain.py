@@ -22,10 +22,10 @@ def T(nbytes: int) -> int:
     return cost.BD_SETUP_CYCLES + math.ceil(nbytes / 4)
 
 
-# I: cycles to issue a host move, D: a to-device move's first-data latency (the runtime
+# ISSUE: cycles to issue a host move, D: a to-device move's first-data latency (the runtime
 # sequence; docs/simulator.md); H: when the first move's data starts.
-I, _QUEUE, D = cost.host_sequence_cycles(tl.device("npu1"))
-H = I + D
+ISSUE, _QUEUE, D = cost.host_sequence_cycles(tl.device("npu1"))
+H = ISSUE + D
 
 
 def L(hops: int) -> int:
@@ -139,11 +139,11 @@ def test_compute_bound_single_core_matmul():
     assert ex.device_peak == pytest.approx(macs / (res.cycles * len(dev.tiles("compute"))))
     # The waits: the fill (the first A and B tiles, while the first zero runs); C has one
     # buffer, so the second tile waits for the first to leave the tile; then the drain.
-    # B's first move is issued I after A's, so the first call waits I more for b_in.
+    # B's first move is issued ISSUE after A's, so the first call waits ISSUE more for b_in.
     assert ex.share("fill") == H + T(t * t * 2) + L(2) - k_zero
-    assert ex.share("waiting on fifo b_in (input)") == I
+    assert ex.share("waiting on fifo b_in (input)") == ISSUE
     assert ex.share("waiting on fifo c_out (output)") == T(t * t * 4)
-    assert ex.share("waiting on fifo") == T(t * t * 4) + I  # no wait for A or B after the first
+    assert ex.share("waiting on fifo") == T(t * t * 4) + ISSUE  # no wait for A or B after the first
     assert ex.share("drain") == T(t * t * 4) + L(2)
 
 

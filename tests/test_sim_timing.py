@@ -2,9 +2,9 @@
 
 Notation: T = BD setup + bytes / 4 (one element over a 32-bit stream), L = 4
 cycles per stream switch on the route (hops + 1 switches), K = a kernel call,
-I = the runtime sequence's cycles to issue one host move (moves are issued one
+ISSUE = the runtime sequence's cycles to issue one host move (moves are issued one
 after another in program order), D = a to-device move's first-data latency;
-H = I + D: when the first move's data starts.
+H = ISSUE + D: when the first move's data starts.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def L(hops: int) -> int:
     return cost.SWITCH_LATENCY * (hops + 1)
 
 
-I, _QUEUE, D = cost.host_sequence_cycles(tl.device("npu1"))
-H = I + D
+ISSUE, _QUEUE, D = cost.host_sequence_cycles(tl.device("npu1"))
+H = ISSUE + D
 
 
 # -- the engine ---------------------------------------------------------------------------
@@ -290,10 +290,10 @@ def test_flows_sharing_a_dma_channel_serialise():
     for r in (apart, shared):
         assert np.array_equal(r.outputs["C"], a + b)
     t, lat = T(4 * n), L(2)
-    # B's move is issued second (I later): apart, its data starts at 2I + D; shared, it
-    # follows A's transfer on the channel (I < t).
-    assert I < t
-    assert apart.cycles == 2 * I + D + t + lat + k + t + lat
+    # B's move is issued second (ISSUE later): apart, its data starts at 2 ISSUE + D; shared, it
+    # follows A's transfer on the channel (ISSUE < t).
+    assert ISSUE < t
+    assert apart.cycles == 2 * ISSUE + D + t + lat + k + t + lat
     assert shared.cycles == H + 2 * t + lat + k + t + lat
     assert shared.stats.channels["compute (0,2) s2mm 0"].bytes == 2 * 4 * n
     assert shared.stats.channels["compute (0,2) s2mm 0"].busy == 2 * t
