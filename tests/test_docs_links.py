@@ -24,8 +24,12 @@ _FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 _BASES = (ROOT, ROOT / "tilelang")
 
 
+#: Directories the commands the docs show create (not in a clone until run).
+GENERATED = ("build", "report", "out")
+
+
 def _top_level() -> set[str]:
-    return {p.name for p in ROOT.iterdir() if not p.name.startswith(".") or p.name == ".ci"} | {"build", "report"}
+    return {p.name for p in ROOT.iterdir() if not p.name.startswith(".") or p.name == ".ci"} | set(GENERATED)
 
 
 def _is_ours(path: str) -> bool:
@@ -65,7 +69,8 @@ def _resolves(page: Path, kind: str, target: str) -> bool:
         return (page.parent / target).resolve().is_relative_to(ROOT) and (page.parent / target).exists()
     if kind == "page":
         return any((d / target).is_file() for d in (page.parent, ROOT, ROOT / "docs"))
-    generated = target.rstrip("/") in ("build", "report")  # directories the commands shown create
+    # what the commands shown write: their output directories (examples and benchmarks write under out/)
+    generated = target.rstrip("/").split("/")[0] in GENERATED
     # ``tests/fuzz_support.plan_violations``: a name in a module
     module = re.sub(r"\.\w+$", ".py", target) if not target.endswith((".py", ".md", ".json")) else target
     return generated or any((base / t).exists() for base in _BASES for t in (target, module))
