@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from test_sim_support import hand_plan
+from test_sim_support import hand_plan, two_input_add
 
 import simulator
 import tilelang as tl
@@ -156,28 +156,7 @@ def test_ddr_time_is_charged_per_access():
 
 
 def _two_inputs(n: int = 256):
-    @tl.kernel
-    def add(a: tl.Tile[(n,), tl.i32], b: tl.Tile[(n,), tl.i32], c: tl.Tile[(n,), tl.i32]):
-        c[...] = a + b
-
-    @tl.design(device="npu1")
-    def two_in(A: tl.Tensor[(n,), tl.i32], B: tl.Tensor[(n,), tl.i32], C: tl.Tensor[(n,), tl.i32]):
-        fa = tl.fifo(tl.Tile[(n,), tl.i32], name="fa")
-        fb = tl.fifo(tl.Tile[(n,), tl.i32], name="fb")
-        fc = tl.fifo(tl.Tile[(n,), tl.i32], name="fc")
-
-        @tl.core(name="w")
-        def w():
-            x, y, z = fa.acquire(), fb.acquire(), fc.acquire()
-            add(x, y, z)
-            fa.release()
-            fb.release()
-            fc.release()
-
-        tl.dma(A, fa)
-        tl.dma(B, fb)
-        tl.dma(fc, C)
-
+    _, two_in = two_input_add(n)
     return hand_plan(two_in, {"w": (0, 2)})
 
 

@@ -98,6 +98,34 @@ def hand_plan(design: Design, placement: dict[str, Coord], link_tiles: dict[str,
     return Plan(design, dict(placement), dict(link_tiles), fifos, {}, routes)
 
 
+def two_input_add(n: int):
+    """(the kernel, a one-core design) computing C = A + B on n i32, each operand through its own fifo."""
+
+    @tl.kernel
+    def add(a: tl.Tile[(n,), tl.i32], b: tl.Tile[(n,), tl.i32], c: tl.Tile[(n,), tl.i32]):
+        c[...] = a + b
+
+    @tl.design(device="npu1")
+    def two_in(A: tl.Tensor[(n,), tl.i32], B: tl.Tensor[(n,), tl.i32], C: tl.Tensor[(n,), tl.i32]):
+        fa = tl.fifo(tl.Tile[(n,), tl.i32], name="fa")
+        fb = tl.fifo(tl.Tile[(n,), tl.i32], name="fb")
+        fc = tl.fifo(tl.Tile[(n,), tl.i32], name="fc")
+
+        @tl.core(name="w")
+        def w():
+            x, y, z = fa.acquire(), fb.acquire(), fc.acquire()
+            add(x, y, z)
+            fa.release()
+            fb.release()
+            fc.release()
+
+        tl.dma(A, fa)
+        tl.dma(B, fb)
+        tl.dma(fc, C)
+
+    return add, two_in
+
+
 def copy_kernel(shape: tuple[int, ...], dt=tl.i32):
     @tl.kernel
     def copy(a: tl.Tile[shape, dt], c: tl.Tile[shape, dt]):

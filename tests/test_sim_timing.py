@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 import pytest
-from test_sim_support import copy_kernel, hand_plan, pipeline_design, timed_extern, two_stage_plan
+from test_sim_support import copy_kernel, hand_plan, pipeline_design, timed_extern, two_input_add, two_stage_plan
 
 import simulator
 import tilelang as tl
@@ -253,35 +253,11 @@ def test_broadcast_is_paced_by_the_slowest_consumer():
 # -- contention ----------------------------------------------------------------------------
 
 
-def _two_inputs(n: int):
-    @tl.kernel
-    def add(a: tl.Tile[(n,), tl.i32], b: tl.Tile[(n,), tl.i32], c: tl.Tile[(n,), tl.i32]):
-        c[...] = a + b
-
-    @tl.design(device="npu1")
-    def two_in(A: tl.Tensor[(n,), tl.i32], B: tl.Tensor[(n,), tl.i32], C: tl.Tensor[(n,), tl.i32]):
-        fa = tl.fifo(tl.Tile[(n,), tl.i32], name="fa")
-        fb = tl.fifo(tl.Tile[(n,), tl.i32], name="fb")
-        fc = tl.fifo(tl.Tile[(n,), tl.i32], name="fc")
-
-        @tl.core(name="w")
-        def w():
-            x, y, z = fa.acquire(), fb.acquire(), fc.acquire()
-            add(x, y, z)
-            fa.release()
-            fb.release()
-            fc.release()
-
-        tl.dma(A, fa)
-        tl.dma(B, fb)
-        tl.dma(fc, C)
-
-    return add, two_in
 
 
 def test_flows_sharing_a_dma_channel_serialise():
     n = 1024
-    add, d = _two_inputs(n)
+    add, d = two_input_add(n)
     k = cost.kernel_cycles(add, tl.device("npu1"))
     a, b = np.arange(n, dtype=np.int32), np.full(n, 7, dtype=np.int32)
     apart = simulator.simulate(hand_plan(d, {"w": (0, 2)}), A=a, B=b)
@@ -300,7 +276,7 @@ def test_flows_sharing_a_dma_channel_serialise():
 
 
 def test_oversubscribed_link_is_time_shared():
-    _, d = _two_inputs(64)
+    _, d = two_input_add(64)
     plan = hand_plan(d, {"w": (0, 2)})
     # A hand-made plan putting 8 flows on the 6-channel link (0,1)->(0,2).
     link = ((0, 1), (0, 2))
