@@ -104,7 +104,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from sim_bench import gemm_plan, whole_array_gemm  # noqa: E402
-from test_sim_support import hand_plan  # noqa: E402
+from test_sim_support import ddr_fill_plan, hand_plan  # noqa: E402
 
 import simulator  # noqa: E402
 import tilelang as tl  # noqa: E402
@@ -361,18 +361,7 @@ def iron_gemm_gflops(M: int, K: int, N: int, device: str) -> float:
 
 def strided_fill_gbps(run_elems: int = 4, device: str = "npu2") -> float:
     """GB/s one shim channel reads a 16 KiB fifo element from DDR in runs of ``run_elems`` int32."""
-    n = 4096
-
-    @tl.design(device=device)
-    def fill(A: tl.Tensor[(16 * n,), tl.i32], C: tl.Tensor[(n,), tl.i32]):
-        f1 = tl.fifo(tl.Tile[(n,), tl.i32], depth=1, name="f1")
-        f2 = tl.fifo(tl.Tile[(n,), tl.i32], depth=1, name="f2")
-        tl.dma(f1, f2, name="fw")
-        runs = n // run_elems
-        tl.dma(A, f1, pattern=tl.pattern(0, [runs, run_elems], [16 * n // runs, 1]))
-        tl.dma(f2, C)
-
-    res = simulator.simulate(hand_plan(fill, {}, link_tiles={"fw": (0, 1)}), mode="timing")
+    res = simulator.simulate(ddr_fill_plan(run_elems, device), mode="timing")
     ch = res.stats.channels["shim (0,0) mm2s 0"]
     return ch.bytes / ch.busy * tl.device(device).clock_hz / 1e9
 

@@ -47,7 +47,7 @@ DESIGNS = {
 def _check(design: object, plan: object, name: str) -> str:
     """'exact' / 'within TOL' / 'MISMATCH' of the simulated output against numpy."""
     _, answer, out, tol = DESIGNS[name]
-    x = lb.inputs(name, design)
+    x = lb.inputs(design)
     got = tl.simulate(plan, **x).outputs[out].astype(np.float64)
     want = np.asarray(answer(x)).astype(np.float64)
     err = float(np.max(np.abs(got - want) / np.maximum(np.abs(want), 1.0)))

@@ -265,8 +265,8 @@ def branches_reference(a: np.ndarray) -> np.ndarray:
     return (s1 + s2).astype(BF16)
 
 
-def inputs(name: str, design: object, seed: int = 0) -> dict[str, np.ndarray]:
-    """Random inputs for one of the designs above (by its name)."""
+def inputs(design: object, seed: int = 0) -> dict[str, np.ndarray]:
+    """Random inputs for one of the designs above, uniform in [-2, 2)."""
     rng = np.random.default_rng(seed)
     t = design.tensors  # type: ignore[attr-defined]
     out = {}
@@ -280,21 +280,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = harness.arguments(__doc__.splitlines()[0], argv)
     status = 0
     fused = fused_matmul_relu(64, 64, 64) if args.small else fused_matmul_relu()
-    x = inputs("fused", fused)
+    x = inputs(fused)
     want = {"C": fused_reference(x["A"], x["B"])}
     status |= harness.run("fused_matmul_relu", fused, x, want, args, tolerance=harness.Tolerance(rtol=1e-5, atol=1e-4))
     att = attention_step(64, 32, 32) if args.small else attention_step()
-    x = inputs("attention", att)
+    x = inputs(att)
     # P is rounded to bf16 (8 significant bits) before P @ V; each weight errs by at most 2**-9 relative
     tol = harness.Tolerance(rtol=2.0**-7, atol=float(np.abs(x["V"]).max()) * 2.0**-8)
     status |= harness.run("attention_step", att, x, {"Out": attention_reference(x["Q"], x["KT"], x["V"])}, args,
                           tolerance=tol)
     pipe = kernel_pipeline(2048, 512) if args.small else kernel_pipeline()
-    x = inputs("pipeline", pipe)
+    x = inputs(pipe)
     # under the script's name: the design whose buffers share bytes (<out>/local_buffers.mlir)
     status |= harness.run("local_buffers", pipe, x, {"C": pipeline_reference(x["A"])}, args)
     br = branches(4096, 1024) if args.small else branches()
-    x = inputs("branches", br)
+    x = inputs(br)
     status |= harness.run("branches", br, x, {"C": branches_reference(x["A"])}, args)
     print(f"local_buffers: 4 designs (local_buffers is kernel_pipeline), "
           f"{'all match numpy' if status == 0 else 'a MISMATCH above'}")

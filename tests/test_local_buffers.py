@@ -280,7 +280,7 @@ def test_the_pipeline_plans_only_with_packing_and_matches_numpy():
     t1, t3 = plan.buffers["t1"], plan.buffers["t3"]
     assert t1.offset == t3.offset  # the two f32 buffers share bytes
     assert "packing_pipeline" in plan.solves
-    x = lb.inputs("pipeline", d)
+    x = lb.inputs(d)
     res = tl.simulate(plan, **x)
     assert np.array_equal(res.outputs["C"].view(np.uint16), lb.pipeline_reference(x["A"]).view(np.uint16))
 

@@ -22,7 +22,7 @@ import local_buffers as lb  # noqa: E402
                                   lambda: tl.library.matvec(64, 64, device="npu1")])
 def test_every_step_keeps_the_outputs(make):
     d = make()
-    x = lb.inputs("any", d, seed=3)
+    x = lb.inputs(d, seed=3)
     want = tl.simulate(tl.plan(d, strategy="greedy"), mode="functional", **x).outputs
     steps = tl.passes.optimize_steps(d)
     assert [n for n, _ in steps] == ["input", "eliminate_redundant_transfers", "schedule_memory", "double_buffer"]

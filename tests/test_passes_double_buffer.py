@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_sim_support import small_int_inputs
 
 import tilelang as tl
 from tilelang.errors import DesignError
@@ -35,16 +36,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples"))
 
 import designs  # noqa: E402
-
-
-def _inputs(design: tl.Design, seed: int = 0) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    out = {}
-    for t in design.params:
-        if t.name in design.inputs:
-            dt = np.float32 if t.dtype.name == "bf16" else t.dtype.numpy
-            out[t.name] = rng.integers(-4, 5, t.shape).astype(dt)
-    return out
 
 
 def _run(design: tl.Design, inputs: dict[str, np.ndarray]):  # noqa: ANN202 - a SimResult
@@ -75,7 +66,7 @@ def test_single_core_gemm_deepens_and_gets_faster_with_the_same_numbers():
     out = double_buffer(d)
     assert [f.depth for f in d.fifos] == [1, 1, 1]
     assert [f.depth for f in out.fifos] == [2, 2, 2]
-    x = _inputs(d)
+    x = small_int_inputs(d)
     before, after = _same_and_not_slower(d, out, x)
     assert after < before
     got = _run(out, x).outputs["C"]
@@ -94,7 +85,7 @@ def test_memory_bounds_the_depths():
     for tile in {b.tile for b in plan.buffers.values()}:
         used = sum(b.size for b in plan.buffers.values() if b.tile == tile)
         assert used <= out.device.memory_bytes(tile)
-    _same_and_not_slower(d, out, _inputs(d))
+    _same_and_not_slower(d, out, small_int_inputs(d))
 
 
 def test_the_depth_ilp_equals_brute_force():
@@ -148,7 +139,7 @@ def test_not_a_design():
 def test_small_pipelines_keep_their_outputs_bit_for_bit(chains, stages, iters, n, device, seed):
     d = depth_one(designs.chains(chains, stages, n, iters, device=device))
     out = double_buffer(d)
-    x = _inputs(d, seed)
+    x = small_int_inputs(d, seed)
     _same_and_not_slower(d, out, x)
     want = x["X"].astype(np.int64)
     for _ in range(stages):  # every stage on iteration i: 3 x + i
@@ -164,7 +155,7 @@ def test_library_designs_written_shallow_are_not_slower():
     ]
     for d in cases:
         base = depth_one(d)
-        _same_and_not_slower(base, double_buffer(base), _inputs(base))
+        _same_and_not_slower(base, double_buffer(base), small_int_inputs(base))
 
 
 def test_the_deepened_design_goes_through_mlir_aies_flow():

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_sim_support import small_int_inputs
 
 import tilelang as tl
 from tilelang.errors import DesignError
@@ -21,16 +22,6 @@ from tilelang.passes.redundant import (
     redundant_bytes,
     rewrite_report,
 )
-
-
-def _inputs(design: tl.Design, seed: int = 0) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    out = {}
-    for t in design.params:
-        if t.name in design.inputs:
-            dt = np.float32 if t.dtype.name == "bf16" else t.dtype.numpy
-            out[t.name] = rng.integers(-4, 5, t.shape).astype(dt)
-    return out
 
 
 def _outputs(design: tl.Design, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -102,7 +93,7 @@ def test_repeated_blocks_are_read_once_with_the_same_outputs(groups, reps, copie
     n = 16
     d = repeated_blocks(groups, reps, copies, per, n, split_moves)
     out = eliminate_redundant_transfers(d)
-    x = _inputs(d, seed)
+    x = small_int_inputs(d, seed)
     got = _same(d, out, x)
     assert np.array_equal(got["Y"], _repeated_answer(x["V"], groups, reps, copies, per, n))
     removed = (reps - 1) * groups * copies * per * n * 4
@@ -129,7 +120,7 @@ def test_matvec_reads_the_vector_once(M, K, tiling):  # noqa: N803
     out = eliminate_redundant_transfers(d)
     blocks = M // tiling["m"]
     assert ddr_bytes(d) - ddr_bytes(out) == (blocks - 1) * K * 2  # B (i16) read once instead of once per block
-    x = _inputs(d)
+    x = small_int_inputs(d)
     got = _same(d, out, x)
     assert np.array_equal(got["C"], (x["A"].astype(np.int64) @ x["B"].astype(np.int64)).astype(np.int32))
 
@@ -143,7 +134,7 @@ def test_whole_array_gemm_holds_its_repeated_operands():
     # is now read once, so one copy of each (64 x 64 x 2 B) goes
     assert ddr_bytes(d) - ddr_bytes(out) == (64 * 64 + 64 * 64) * 2
     assert sum(f.bytes for f in found if f.rewritten) == ddr_bytes(d) - ddr_bytes(out)
-    x = _inputs(d)
+    x = small_int_inputs(d)
     got = _same(d, out, x)
     assert np.array_equal(got["C"], (x["A"].astype(np.int64) @ x["B"].astype(np.int64)).astype(np.int32))
 

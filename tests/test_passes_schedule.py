@@ -158,7 +158,7 @@ def test_branches_run_one_branch_before_the_other():
     assert liveness(s.cores[0], kernels).peak_local() == 8192 + 2 * 4096
     order = [c.kernel for c in tl.ir.design.walk(s.cores[0].body) if isinstance(c, Call)]
     assert order.index("rectify") < order.index("shift")
-    x = lb.inputs("branches", s)
+    x = lb.inputs(s)
     out = tl.simulate(tl.plan(s, strategy="greedy"), **x).outputs["C"]
     assert np.array_equal(out.view(np.uint16), lb.branches_reference(x["A"]).view(np.uint16))
 

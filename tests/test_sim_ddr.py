@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from test_sim_support import hand_plan, two_input_add
+from test_sim_support import ddr_fill_plan, hand_plan, two_input_add
 
 import simulator
 import tilelang as tl
@@ -108,20 +108,6 @@ def test_burst_cost_and_in_flight_limit():
     assert Ddr(8.0).cost(1024, 1) == (1024, math.inf)  # no burst model: bytes as they are
 
 
-def _fill(run_elems: int, device: str = "npu1"):
-    """16 KiB from DDR through a memtile link and back: the read in runs of ``run_elems`` int32."""
-    n = 4096
-
-    @tl.design(device=device)
-    def fill(A: tl.Tensor[(16 * n,), tl.i32], C: tl.Tensor[(n,), tl.i32]):
-        f1 = tl.fifo(tl.Tile[(n,), tl.i32], depth=1, name="f1")
-        f2 = tl.fifo(tl.Tile[(n,), tl.i32], depth=1, name="f2")
-        tl.dma(f1, f2, name="fw")
-        runs = n // run_elems
-        tl.dma(A, f1, pattern=tl.pattern(0, [runs, run_elems], [16 * n // runs, 1]))
-        tl.dma(f2, C)
-
-    return hand_plan(fill, {}, link_tiles={"fw": (0, 1)})
 
 
 def test_short_runs_slow_a_shim_read_to_its_in_flight_limit():
@@ -130,7 +116,7 @@ def test_short_runs_slow_a_shim_read_to_its_in_flight_limit():
     latency = round(hm.latency_ns * 1e-9 * dev.clock_hz)
     a = np.arange(16 * 4096, dtype=np.int32)
     for run_elems in (4, 4096):
-        plan = _fill(run_elems)
+        plan = ddr_fill_plan(run_elems)
         res = simulator.simulate(plan, A=a)
         runs = a.reshape(4096 // run_elems, -1)[:, :run_elems].reshape(-1)
         assert np.array_equal(res.outputs["C"], runs)
@@ -140,7 +126,7 @@ def test_short_runs_slow_a_shim_read_to_its_in_flight_limit():
         (span,) = res.trace.spans("shim (0,0) mm2s 0")
         assert span[3] == T(4 * 4096, rate)
     # the same in timing mode (shared code)
-    assert simulator.simulate(_fill(4), mode="timing").cycles == simulator.simulate(_fill(4), A=a).cycles
+    assert simulator.simulate(ddr_fill_plan(4), mode="timing").cycles == simulator.simulate(ddr_fill_plan(4), A=a).cycles
 
 
 def test_ddr_time_is_charged_per_access():

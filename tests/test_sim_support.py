@@ -126,6 +126,36 @@ def two_input_add(n: int):
     return add, two_in
 
 
+def ddr_fill_plan(run_elems: int, device: str = "npu1") -> Plan:
+    """16 KiB from DDR through a memtile link and back, the read in runs of ``run_elems`` int32 (one shim
+    channel's read rate at a run length; benchmarks/accuracy.py's calibration row uses it too)."""
+    n = 4096
+
+    @tl.design(device=device)
+    def fill(A: tl.Tensor[(16 * n,), tl.i32], C: tl.Tensor[(n,), tl.i32]):
+        f1 = tl.fifo(tl.Tile[(n,), tl.i32], depth=1, name="f1")
+        f2 = tl.fifo(tl.Tile[(n,), tl.i32], depth=1, name="f2")
+        tl.dma(f1, f2, name="fw")
+        runs = n // run_elems
+        tl.dma(A, f1, pattern=tl.pattern(0, [runs, run_elems], [16 * n // runs, 1]))
+        tl.dma(f2, C)
+
+    return hand_plan(fill, {}, link_tiles={"fw": (0, 1)})
+
+
+def small_int_inputs(design: Design, seed: int = 0) -> dict:
+    """Random small integers (-4 to 4) for every input tensor of ``design`` (f32 arrays for bf16 tensors)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out = {}
+    for t in design.params:
+        if t.name in design.inputs:
+            dt = np.float32 if t.dtype.name == "bf16" else t.dtype.numpy
+            out[t.name] = rng.integers(-4, 5, t.shape).astype(dt)
+    return out
+
+
 def copy_kernel(shape: tuple[int, ...], dt=tl.i32):
     @tl.kernel
     def copy(a: tl.Tile[shape, dt], c: tl.Tile[shape, dt]):

@@ -245,12 +245,6 @@ class Core:
             if not (isinstance(t, tuple) and len(t) == 2 and all(isinstance(x, int) for x in t)):
                 raise DesignError(f"core {self.name!r}: tile must be (col, row), got {t!r}")
 
-    def buffer(self, name: str) -> LocalBuffer:
-        for b in self.buffers:
-            if b.name == name:
-                return b
-        raise KeyError(name)
-
 
 def walk(body: tuple[Stmt, ...]):
     """Every statement of ``body``, loops included, in program order (pre-order)."""
@@ -258,6 +252,17 @@ def walk(body: tuple[Stmt, ...]):
         yield s
         if isinstance(s, Loop):
             yield from walk(s.body)
+
+
+def released(body: tuple[Stmt, ...], fifo: str) -> int:
+    """Elements of ``fifo`` that one run of ``body`` gives back (loops multiplied out)."""
+    n = 0
+    for s in body:
+        if isinstance(s, Release) and s.fifo == fifo:
+            n += s.n
+        elif isinstance(s, Loop):
+            n += s.trip_count * released(s.body, fifo)
+    return n
 
 
 # -- data movement -----------------------------------------------------------------

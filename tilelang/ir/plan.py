@@ -36,6 +36,28 @@ Coord = tuple[int, int]
 LinkKey = tuple[Coord, Coord]
 
 
+def byte_groups(spans: dict[str, tuple[int, int]]) -> list[list[str]]:
+    """Names grouped where their byte ranges ``[offset, offset + size)`` overlap, transitively.
+
+    Each group's ranges cover one contiguous range that no other group's cross (buffers a plan
+    packs into shared bytes form one group). Groups and their members are in (offset, name) order.
+
+    Args:
+        spans: name -> (offset, size).
+    """
+    groups: list[list[str]] = []
+    end = -1
+    for name in sorted(spans, key=lambda n: (spans[n][0], n)):
+        lo, size = spans[name]
+        if groups and lo < end:
+            groups[-1].append(name)
+            end = max(end, lo + size)
+        else:
+            groups.append([name])
+            end = lo + size
+    return groups
+
+
 def agent_name(agent: str) -> str:
     """The bare name of an agent (``core:worker`` -> ``worker``)."""
     return agent.split(":", 1)[1] if ":" in agent else agent

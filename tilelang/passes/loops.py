@@ -36,6 +36,7 @@ from tilelang.ir.design import (
     Port,
     Release,
     Stmt,
+    released,
 )
 from tilelang.ir.dtypes import DType
 
@@ -57,17 +58,6 @@ def touches(body: tuple[Stmt, ...], fifo: str) -> bool:
         if isinstance(s, Loop) and touches(s.body, fifo):
             return True
     return False
-
-
-def released(body: tuple[Stmt, ...], fifo: str) -> int:
-    """Elements of ``fifo`` that one run of ``body`` gives back."""
-    n = 0
-    for s in body:
-        if isinstance(s, Release) and s.fifo == fifo:
-            n += s.n
-        elif isinstance(s, Loop):
-            n += s.trip_count * released(s.body, fifo)
-    return n
 
 
 def _arg(form: Form, dtype: DType) -> AffineArg | ConstArg | LoopVarArg:
@@ -180,4 +170,4 @@ def hoist(loop: Loop, depth: int, fifo: str, groups: int, reps: int, copies: int
     return [Loop(0, groups, 1, tuple(inner))] if groups > 1 else inner
 
 
-__all__ = ["CannotHoist", "hoist", "released", "touches"]
+__all__ = ["CannotHoist", "hoist", "touches"]

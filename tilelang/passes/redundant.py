@@ -32,9 +32,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilelang.errors import DesignError
-from tilelang.ir.design import Core, Design, Dma, LinkKind, Loop, Port, walk
+from tilelang.ir.design import Core, Design, Dma, LinkKind, Loop, Port, released, walk
 from tilelang.ir.pattern import AccessPattern
-from tilelang.passes.loops import CannotHoist, hoist, released, touches
+from tilelang.passes.loops import CannotHoist, hoist, touches
 from tilelang.passes.trial import why_not
 
 #: Inner loops (and copies of the hoisted loop) unrolled at most this many times: the core's program grows with them.

@@ -79,13 +79,6 @@ class _Block:
         self.live_out = live_out
         self.sizes = sizes
         self.names = sorted(set(live_out).union(*(f.touched for f in self.fx)))
-        # live into the block: read before any kill in program order (dependences keep this in every order)
-        live_in: set[str] = set()
-        killed: set[str] = set()
-        for f in self.fx:
-            live_in |= f.uses - killed
-            killed |= f.kills
-        self.live_in = frozenset(live_in)
 
     def live_after(self, done: int) -> frozenset[str]:
         """Local buffers live once the calls in bitmask ``done`` have run: those whose current value a call

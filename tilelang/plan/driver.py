@@ -67,13 +67,13 @@ def _buffers(problem: Problem, carriage: Carriage, placement: Placement, strateg
             problem.device, carriage, core_tiles, first_fit_banks, weights=weights, phases=phases
         )
         info = SolveInfo("first-fit", "feasible", 0.0)
-    bufs = _split_arenas(problem, bufs)
+    bufs = _split_groups(problem, bufs)
     banks = {name: b.bank for name, b in bufs.items()}
     lost = float(sum(n * ph.lost(banks) for ph, n in phases.items()))
     return bufs, shared_at, replace(info, objective=lost)
 
 
-def _split_arenas(problem: Problem, bufs: dict[str, BufferPlacement]) -> dict[str, BufferPlacement]:
+def _split_groups(problem: Problem, bufs: dict[str, BufferPlacement]) -> dict[str, BufferPlacement]:
     """Each placed group of local buffers (``Packing.clusters``) replaced by its buffers at their offsets."""
     out = dict(bufs)
     for p in problem.packings:

@@ -33,7 +33,7 @@ from tilelang.devices.abi import align
 from tilelang.ir.design import Core
 from tilelang.ir.kernel import AnyKernel
 from tilelang.ir.liveness import liveness
-from tilelang.ir.plan import SolveInfo
+from tilelang.ir.plan import SolveInfo, byte_groups
 from tilelang.plan.solve import solve_model
 
 #: Buffers beyond which the MIP is not tried (first fit stands): its pair constraints grow quadratically.
@@ -62,10 +62,6 @@ class Packing:
     peak: int
     info: SolveInfo = field(compare=False)
 
-    def overlapping(self) -> bool:
-        """True when two buffers share bytes (the arena is smaller than the buffers apart)."""
-        return self.size < self.unpacked
-
     def clusters(self) -> list[tuple[str, int, dict[str, int]]]:
         """The arena cut where no buffer crosses: (name, bytes, {buffer: offset in it}) per group of buffers
         that share bytes, transitively (a buffer alone is its own group, named as it is).
@@ -73,18 +69,8 @@ class Packing:
         The groups' spans are disjoint (a connected union of byte ranges is one range), so placing each
         group anywhere needs no more than the arena, and each can go to its own bank.
         """
-        groups: list[list[str]] = []
-        end = -1
-        for name in sorted(self.offsets, key=lambda n: (self.offsets[n], n)):
-            lo = self.offsets[name]
-            if groups and lo < end:
-                groups[-1].append(name)
-            else:
-                groups.append([name])
-                end = lo
-            end = max(end, lo + self.sizes[name])
         out = []
-        for k, g in enumerate(groups):
+        for k, g in enumerate(byte_groups({n: (self.offsets[n], self.sizes[n]) for n in self.offsets})):
             base = min(self.offsets[n] for n in g)
             span = max(self.offsets[n] + self.sizes[n] for n in g) - base
             name = g[0] if len(g) == 1 else f"{self.core}__locals{k}"

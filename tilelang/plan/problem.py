@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from tilelang.devices import Device
 from tilelang.errors import PlanError
-from tilelang.ir.design import Design, Link, LinkKind, Loop, Release, Stmt
+from tilelang.ir.design import Design, Link, LinkKind, released
 from tilelang.ir.verify import HOST, fifo_ends
 from tilelang.plan.packing import Packing
 
@@ -155,17 +155,6 @@ def build_problem(design: Design, packings: tuple[Packing, ...] = ()) -> Problem
 # -- traffic estimate -----------------------------------------------------------------
 
 
-def _released(body: tuple[Stmt, ...], fifo: str) -> int:
-    """Elements of ``fifo`` a core body releases over one run (loops multiplied out)."""
-    n = 0
-    for s in body:
-        if isinstance(s, Release) and s.fifo == fifo:
-            n += s.n
-        elif isinstance(s, Loop):
-            n += s.trip_count * _released(s.body, fifo)
-    return n
-
-
 def _traffic(design: Design, ends: dict) -> dict[str, int]:
     """Bytes each fifo carries: from host moves, core releases, then through links."""
     elems: dict[str, int] = {}
@@ -175,7 +164,7 @@ def _traffic(design: Design, ends: dict) -> dict[str, int]:
             elems[f] = elems.get(f, 0) + d.pattern.numel // fifo.elem.numel
     for c in design.cores:
         for f in design.fifos:
-            n = _released(c.body, f.name)
+            n = released(c.body, f.name)
             if n:
                 elems[f.name] = max(elems.get(f.name, 0), n)
     # Links pass data on: a part fifo carries what its whole fifo carries, scaled by size.

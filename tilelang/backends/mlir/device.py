@@ -18,7 +18,7 @@ from tilelang.devices.abi import STACK_BYTES
 from tilelang.errors import PlanError, TileLangError
 from tilelang.ir.design import Call, Core, walk
 from tilelang.ir.kernel import ExternKernel, Kernel
-from tilelang.ir.plan import Plan
+from tilelang.ir.plan import Plan, byte_groups
 
 Coord = tuple[int, int]
 
@@ -149,13 +149,9 @@ def _local_buffers(dm: DeviceModule, core: Core, addresses: bool) -> tuple[dict[
     for name, bp in placed.items():
         if bp.tile != tile:
             raise PlanError(f"buffer {name!r} of core {core.name!r} is placed on {bp.tile}, the core on {tile}")
-    groups: list[list] = []  # buffers whose byte ranges overlap, transitively, by offset
-    for b in sorted(core.buffers, key=lambda b: (placed[b.name].offset, b.name)):
-        lo = placed[b.name].offset
-        if groups and lo < max(placed[x.name].offset + x.nbytes for x in groups[-1]):
-            groups[-1].append(b)
-        else:
-            groups.append([b])
+    local = {b.name: b for b in core.buffers}
+    spans = {b.name: (placed[b.name].offset, b.nbytes) for b in core.buffers}
+    groups = [[local[n] for n in g] for g in byte_groups(spans)]
 
     def buffer(name: str, memref: object, offset: int, bank: int) -> object:
         attrs = {"sym_name": aie_ops.string(dm.names.fresh(name))}
