@@ -19,6 +19,7 @@ from tilelang.cli.explore import parse_value
 from tilelang.errors import TileLangError
 from tilelang.explore.evaluate import evaluate
 from tilelang.explore.prior import matmul_estimate
+from tilelang.explore.result import Exploration, Trial
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXED = {"M": 128, "K": 128, "N": 128, "in_dtype": tl.bf16, "device": "npu1", "plan": {"strategy": "greedy"}}
@@ -221,6 +222,30 @@ def test_cli_explore_usage_errors(capsys):
     assert parse_value("npu1") == "npu1" and parse_value("none") is None and parse_value("64") == 64
 
 
+def test_cli_explore_warm_start(tmp_path, capsys):
+    common = ["--fixed", "M=64", "--fixed", "K=64", "--fixed", "N=64", "--fixed", "in_dtype=bf16",
+              "--fixed", "plan.strategy=greedy", "--param", "tiling.m=16,32", "--param", "tiling.k=32",
+              "--param", "tiling.n=32", "--param", "cores=1x1,1x2", "--workers", "2", "--out", str(tmp_path), "--json"]
+    assert cli_main(["explore", "library:matmul", "--fixed", "device=npu1", "--budget", "4", *common]) == 0
+    source = tmp_path / "npu1.json"
+    source.write_text(capsys.readouterr()[0])
+    code = cli_main(["explore", "library:matmul", "--fixed", "device=npu2", "--budget", "2",
+                     "--warm-start", str(source), *common])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    record = json.loads(out)
+    assert [t["source"] for t in record["trials"]][0] == "transfer"
+    best_npu1 = json.loads(source.read_text())["best"]
+    npu1_params = next(t["params"] for t in json.loads(source.read_text())["trials"] if t["number"] == best_npu1)
+    assert record["trials"][0]["params"] == npu1_params  # the source's best is measured first
+    assert cli_main(["explore", "library:matmul", "--param", "tiling.m=16", "--warm-start", "nowhere.json"]) == 1
+    assert "--warm-start: no such file" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text("[]")
+    assert cli_main(["explore", "library:matmul", "--param", "tiling.m=16", "--warm-start",
+                     str(tmp_path / "bad.json")]) == 1
+    assert "bad.json" in capsys.readouterr().err
+
+
 def test_the_tutorial_runs(capsys):
     from test_examples import python_blocks
 
@@ -317,6 +342,29 @@ def test_warm_start_learns_infeasible_regions_from_the_source():
     source = tl.explore(toy_space("npu1"), budget=30, seed=1, backend=backend)
     warm = tl.explore(toy_space("npu2"), budget=8, seed=1, backend=backend, warm_start=[source])
     assert warm.trials[0].ok and warm.trials[1].ok
+
+
+def test_warm_start_from_json_gives_the_same_trials():
+    backend = Toy(centre=(4, 2), scale={"npu1": 1.0, "npu2": 0.6})
+    source = tl.explore(toy_space("npu1"), budget=30, seed=0, backend=backend)
+    back = Exploration.from_json(source.to_json())
+    assert summary(back) == summary(source) and back.fixed == source.fixed
+    target = toy_space("npu2")
+    direct = tl.explore(target, budget=8, seed=0, backend=backend, warm_start=[source])
+    via_json = tl.explore(target, budget=8, seed=0, backend=backend, warm_start=[back])
+    assert summary(via_json) == summary(direct)
+
+
+def test_from_json_restores_dtypes_and_grids_and_names_bad_input():
+    t = Trial(0, {"dtype": tl.bf16, "cores": (2, 4), "tiling": {"m": 32}}, "ok", 10, None, {"cycles": 10})
+    ex = Exploration([t], "cycles", 1, 1, 0, "local", 1, 0.1, fixed={"device": "npu1", "in_dtype": tl.i8})
+    back = Exploration.from_json(ex.to_json())
+    assert back.trials[0].params == t.params and back.trials[0].params["dtype"] is tl.bf16
+    assert back.fixed == {"device": "npu1", "in_dtype": tl.i8}
+    with pytest.raises(TileLangError, match="run.json: not JSON"):
+        Exploration.from_json("{", where="run.json")
+    with pytest.raises(TileLangError, match="not an exploration.*trials"):
+        Exploration.from_json('{"objective": "cycles"}')
 
 
 def test_warm_start_rejects_what_is_not_an_exploration_with_a_device():

@@ -34,6 +34,9 @@ def add_parser(sub: Any) -> None:
     x.add_argument("--out", default="explore", help="directory for convergence.png and pareto.png")
     x.add_argument("--top", type=int, default=20, help="rows of the final table")
     x.add_argument("--json", action="store_true", help="print the trials as JSON")
+    x.add_argument("--warm-start", action="append", default=[], metavar="FILE.json",
+                   help="a search of the same factory on another device (its --json output) to start from; "
+                   "repeatable")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,9 +56,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(("\r" + text) if tty else text + "\n")
         sys.stderr.flush()
 
+    warm = [_load_exploration(Path(f)) for f in args.warm_start] or None
     ex = tl.explore(space, budget=args.budget, objective=args.objective, seed=args.seed, backend=args.backend,
                     workers=args.workers, storage=args.storage, time_limit=args.time_limit,
-                    address=args.address, progress=progress)
+                    address=args.address, progress=progress, warm_start=warm)
     if tty:
         sys.stderr.write("\n")
     plots = _plots(ex, Path(args.out), args.objective)
@@ -84,6 +88,20 @@ def _plots(ex: Any, out: Path, objective: str) -> list[Path]:
     except TileLangError as e:  # no matplotlib: the search's results stand without plots
         print(f"note: no plots ({e})", file=sys.stderr)
         return []
+
+
+def _load_exploration(path: Path) -> Any:
+    """An earlier search's ``--json`` output, for ``--warm-start``.
+
+    Raises:
+        UsageError: no such file.
+        TileLangError: not an exploration's JSON.
+    """
+    from tilelang.explore.result import Exploration
+
+    if not path.is_file():
+        raise UsageError(f"--warm-start: no such file: {path}")
+    return Exploration.from_json(path.read_text(), where=str(path))
 
 
 def load_factory(spec: str) -> Any:

@@ -68,6 +68,20 @@ def _jsonable(v: Any) -> Any:
     return str(v)
 
 
+def _unjson(v: Any) -> Any:
+    """The inverse of :func:`_jsonable` where it matters: dtype names to dtypes, [int, int] to a tuple."""
+    from tilelang.ir.dtypes import DTYPES
+
+    if isinstance(v, dict):
+        return {k: _unjson(x) for k, x in v.items()}
+    if isinstance(v, list):
+        items = [_unjson(x) for x in v]
+        return tuple(items) if len(items) == 2 and all(type(x) is int for x in items) else items
+    if isinstance(v, str) and v in DTYPES:
+        return DTYPES[v]
+    return v
+
+
 def fmt_params(params: dict[str, Any]) -> str:
     """A point as ``name=value`` pairs (dicts and tuples compactly)."""
     def one(v: Any) -> str:
@@ -175,13 +189,49 @@ class Exploration:
         return "\n".join(lines)
 
     def to_json(self) -> str:
+        """The exploration as JSON: its settings, the space's fixed arguments and every trial
+        (:meth:`from_json` reads it back, e.g. for a later search's ``warm_start``)."""
         best = self.best
         return json.dumps({
             "objective": self.objective, "space_size": self.space_size, "budget": self.budget, "seed": self.seed,
             "backend": self.backend, "evaluated": self.evaluated, "seconds": self.seconds,
             "best": best.number if best is not None else None,
+            "fixed": _jsonable(self.fixed) if self.fixed is not None else None,
             "trials": [t.to_dict() for t in self.trials],
         }, indent=1)
+
+    @classmethod
+    def from_json(cls, text: str, where: str = "exploration JSON") -> Exploration:
+        """An exploration written by :meth:`to_json` (``tilelang explore --json``).
+
+        Values JSON cannot hold come back as the search had them where that matters to
+        ``warm_start``: dtype names as dtypes, two-integer lists as tuples (core grids).
+
+        Args:
+            text: the JSON text.
+            where: what the text is (a file name), for error messages.
+
+        Raises:
+            TileLangError: not JSON, or not an exploration (a missing or malformed field named).
+        """
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise TileLangError(f"{where}: not JSON ({e})") from None
+        if not isinstance(record, dict):
+            raise TileLangError(f"{where}: expected a JSON object written by tl.explore's to_json")
+        try:
+            trials = [Trial(number=int(t["number"]), params=_unjson(t["params"]), status=str(t["status"]),
+                            cycles=t["cycles"], error=t["error"], metrics=dict(t.get("metrics", {})),
+                            prior=t.get("prior"), source=str(t.get("source", "sampler")))
+                      for t in record["trials"]]
+            fixed = record.get("fixed")
+            return cls(trials, str(record["objective"]), int(record["space_size"]), int(record["budget"]),
+                       int(record["seed"]), str(record["backend"]), int(record.get("evaluated", 0)),
+                       float(record.get("seconds", 0.0)), fixed=_unjson(fixed) if fixed is not None else None)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise TileLangError(f"{where}: not an exploration written by tl.explore's to_json "
+                                f"({type(e).__name__}: {e})") from None
 
     # -- plots -------------------------------------------------------------------------
 
