@@ -18,9 +18,8 @@ buffers C when that fits). Plans are greedy (``plan={"strategy": "greedy"}``): t
 3. The same search without the prior (``prior=False``: TPE alone), and random sampling of the same
    number of distinct points, for the same seeds.
 
-4. The same on the GEMM space at 512^3 on npu1 and npu2 (npu2's 4 x 8 array: 12 grids, 768 points; 512^3
-   rather than 1024^3 so that both devices' sweeps run at one commit within the time at hand) and on a
-   second space, ``tl.library.softmax`` 1024 x 512 (rows per call 1-16, fifo depth 1-4, bf16 or f32, every
+4. The same on the GEMM space at 1024^3 on npu2 (npu2's 4 x 8 array: 12 grids, 768 points), at 512^3 on
+   npu1 and npu2, and on a second space, ``tl.library.softmax`` 1024 x 512 (rows per call 1-16, fifo depth 1-4, bf16 or f32, every
    grid: 360 points on npu1, 480 on npu2; no analytic prior for softmax, so explore is TPE alone there).
    These sweeps ran in a clean checkout of the commit their cache records (``git worktree add --detach``),
    so each is of one version of the code.
@@ -104,6 +103,8 @@ class Bench:
 BENCHES = {
     "matmul1024_npu1": Bench("matmul1024_npu1", lambda: space(1024, "npu1"),
                              "tl.library.matmul 1024^3 bf16->f32 on npu1, tiles m,k,n in {SIZES}, grids {GRIDS}"),
+    "matmul1024_npu2": Bench("matmul1024_npu2", lambda: space(1024, "npu2"),
+                             "tl.library.matmul 1024^3 bf16->f32 on npu2, tiles m,k,n in {SIZES}, grids {GRIDS2}"),
     "matmul512_npu1": Bench("matmul512_npu1", lambda: space(512, "npu1"),
                             "tl.library.matmul 512^3 bf16->f32 on npu1, tiles m,k,n in {SIZES}, grids {GRIDS}"),
     "matmul512_npu2": Bench("matmul512_npu2", lambda: space(512, "npu2"),
@@ -219,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         swept[name] = results
         compare(bench, results)
-    for source, target in (("matmul512_npu1", "matmul512_npu2"), ("softmax1024x512_npu1", "softmax1024x512_npu2")):
+    for source, target in (("matmul1024_npu1", "matmul1024_npu2"), ("matmul512_npu1", "matmul512_npu2"),
+                           ("softmax1024x512_npu1", "softmax1024x512_npu2")):
         if source in swept and target in swept:
             transfer(BENCHES[source], swept[source], BENCHES[target], swept[target])
     if "matmul1024_npu1" not in swept:
