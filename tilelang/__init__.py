@@ -24,7 +24,7 @@ from tilelang.errors import (
     TileLangError,
 )
 from tilelang.explore import Exploration, Space, Trial, explore
-from tilelang.frontend.design import buffer, core, design, dma, fifo, join, range, split
+from tilelang.frontend.design import buffer, cascade, core, design, dma, fifo, join, range, split
 from tilelang.frontend.kernel import abs, exp, extern_kernel, kernel, matmul, max, maximum, minimum, relu, sum, where
 from tilelang.ir.dtypes import bf16, f32, i8, i16, i32
 from tilelang.ir.multiplan import MultiPlan
@@ -83,6 +83,7 @@ __all__ = [
     "extern_kernel",
     "f32",
     "buffer",
+    "cascade",
     "fifo",
     "i8",
     "i16",

@@ -24,6 +24,8 @@ from tilelang.ir.design import (
     Arg,
     BufArg,
     Call,
+    Cascade,
+    CascadeArg,
     ConstArg,
     Core,
     Design,
@@ -38,6 +40,7 @@ from tilelang.ir.design import (
     Release,
     Stmt,
     TensorDecl,
+    staging_name,
 )
 from tilelang.ir.dtypes import DType
 from tilelang.ir.kernel import AnyKernel
@@ -242,6 +245,19 @@ class BufferRef:
         return f"<buffer {self.name}: {self.elem}>"
 
 
+class CascadeRef:
+    """What ``tl.cascade`` returns: pass it to a kernel call inside a core, as a written tile (the core
+    sends the tile over the cascade after the call) or a read tile (the core takes a tile before the call)."""
+
+    def __init__(self, cascade: Cascade) -> None:
+        self.cascade = cascade
+        self.name = cascade.name
+        self.elem = cascade.elem
+
+    def __repr__(self) -> str:
+        return f"<cascade {self.name}: {self.elem}>"
+
+
 class Window(tuple):
     """The elements returned by ``fifo.acquire(n)`` for n > 1; index it."""
 
@@ -358,7 +374,8 @@ class CoreBuilder:
         self.design.use_kernel(kernel, loc)
         call = Call(kernel.name, tuple(args), loc=loc)
         fifos = {f.name: f.fifo for f in self.design.fifos}
-        check_call(call, kernel, fifos, len(self.bodies) - 1, self.name, {b.name: b for b in self.buffers})
+        cascades = {c.name: c.cascade for c in self.design.cascades}
+        check_call(call, kernel, fifos, len(self.bodies) - 1, self.name, {b.name: b for b in self.buffers}, cascades)
         self.bodies[-1].append(call)
 
     def _arg(self, kernel: AnyKernel, pname: str, ptype: object, v: object, loc: str | None) -> Arg:
@@ -370,6 +387,8 @@ class CoreBuilder:
                 raise DesignError(located(f"{what}: buffer {v.name!r} belongs to another core; a tl.buffer is "
                                           f"private to the core that declares it", loc))
             return BufArg(v.name)
+        if isinstance(v, CascadeRef):
+            return self._cascade_arg(kernel, pname, ptype, v, loc, what)
         if isinstance(v, FifoRef):
             raise DesignError(located(f"{what}: pass an acquired element (x = {v.name}.acquire()), not the fifo", loc))
         if isinstance(ptype, TileType):
@@ -388,6 +407,32 @@ class CoreBuilder:
                 raise DesignError(located(f"{what} is {ptype}; got {v!r}", loc))
             return ConstArg(int(v), ptype)
         return ConstArg(float(v), ptype)
+
+    def _cascade_arg(self, kernel: AnyKernel, pname: str, ptype: object, v: CascadeRef, loc: str | None,
+                     what: str) -> CascadeArg:
+        """The cascade argument; records this core as the cascade's sender or taker and its staging buffer."""
+        if not isinstance(ptype, TileType):
+            raise DesignError(located(f"{what} is a scalar {ptype}; cascade {v.name!r} carries tiles", loc))
+        port = Port.PRODUCE if pname in kernel.written else Port.CONSUME
+        ends = self.design.cascade_ends.setdefault(v.name, {})
+        other = Port.CONSUME if port is Port.PRODUCE else Port.PRODUCE
+        if other in ends and ends[other][0] == self.name:
+            raise DesignError(located(f"cascade {v.name!r}: core {self.name!r} both sends and takes it (at "
+                                      f"{ends[other][1]} and here); a cascade connects two neighbouring cores", loc))
+        if port in ends and ends[port][0] != self.name:
+            verb = "sends" if port is Port.PRODUCE else "takes"
+            raise DesignError(located(f"cascade {v.name!r}: core {ends[port][0]!r} already {verb} it (at "
+                                      f"{ends[port][1]}); core {self.name!r} cannot also {verb[:-1]} it: a cascade "
+                                      f"has one producer and one consumer core", loc))
+        ends.setdefault(port, (self.name, loc))
+        staging = staging_name(v.name, port)
+        if not any(b.name == staging for b in self.buffers):
+            if staging in self.design.names:
+                raise DesignError(located(f"cascade {v.name!r} needs the name {staging!r} for its staging buffer "
+                                          f"in core {self.name!r}, but it is already used; rename that entity", loc))
+            self.design.names.add(staging)
+            self.buffers.append(LocalBuffer(staging, v.elem, loc=loc))
+        return CascadeArg(v.name)
 
     def loop(self, start: int, stop: int, step: int) -> Iterator[LoopVar]:
         loc = user_location()
@@ -440,6 +485,8 @@ class DesignBuilder:
         self.name, self.device = name, device
         self.tensors: list[TensorDecl] = []
         self.fifos: list[FifoRef] = []
+        self.cascades: list[CascadeRef] = []
+        self.cascade_ends: dict[str, dict[Port, tuple[str, str | None]]] = {}
         self.cores: list[CoreBuilder] = []
         self.links: list[Link] = []
         self.dmas: list[Dma] = []
@@ -479,6 +526,7 @@ class DesignBuilder:
             tuple(self.links),
             tuple(self.dmas),
             loc=loc,
+            cascades=tuple(c.cascade for c in self.cascades),
         )
 
     def _resolve_ports(self) -> dict[str, dict[str, Port]]:

@@ -19,6 +19,7 @@ from tilelang.devices import device as lookup_device
 from tilelang.errors import DesignError
 from tilelang.frontend.builder import (
     BufferRef,
+    CascadeRef,
     CoreBuilder,
     DesignBuilder,
     FifoRef,
@@ -28,7 +29,7 @@ from tilelang.frontend.builder import (
     current_core,
 )
 from tilelang.frontend.source import annotations_of, definition_location, located, user_location
-from tilelang.ir.design import Design, Dma, Endpoint, EndpointKind, Fifo, Link, LinkKind, TensorDecl
+from tilelang.ir.design import Cascade, Design, Dma, Endpoint, EndpointKind, Fifo, Link, LinkKind, TensorDecl
 from tilelang.ir.pattern import AccessPattern, Tiles, contiguous
 from tilelang.ir.types import TensorType, TileType
 from tilelang.ir.verify import at, check_core_tile, check_pattern, verify_design
@@ -46,6 +47,37 @@ def fifo(elem_type: TileType, depth: int = 2, name: str | None = None) -> FifoRe
         raise DesignError(located(str(e), loc)) from None
     ref = FifoRef(f)
     d.fifos.append(ref)
+    return ref
+
+
+def cascade(elem_type: TileType, name: str | None = None) -> CascadeRef:
+    """A cascade stream between two neighbouring cores (mlir-aie ``aie.cascade_flow``; docs/cascade.md).
+
+    Pass it to a kernel call inside one core as a written tile parameter (that core sends each tile the call
+    leaves there) and inside another as a read-only tile parameter (that core takes the next tile before the
+    call). The planner places the two cores where the device's cascade runs from one to the other.
+
+    Args:
+        elem_type: ``tl.Tile[shape, dtype]`` of one tile; whole cascade words of the device (48 B on AIE1,
+            64 B on AIE-ML and later).
+        name: the cascade's name (unique in the design); ``cascade<i>`` by default.
+
+    Returns:
+        The cascade, to pass to kernel calls.
+
+    Raises:
+        DesignError: inside a core body, or for a type that is not a tile.
+    """
+    d = _design()
+    loc = user_location()
+    if d.core is not None:
+        raise DesignError(located("declare cascades in the design body, not inside a core", loc))
+    try:
+        c = Cascade(d.fresh("cascade", name, loc), elem_type, loc=loc)
+    except DesignError as e:
+        raise DesignError(located(str(e), loc)) from None
+    ref = CascadeRef(c)
+    d.cascades.append(ref)
     return ref
 
 

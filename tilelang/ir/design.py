@@ -69,6 +69,32 @@ class Fifo:
             raise DesignError(f"fifo {self.name!r}: depth must be a positive int, got {self.depth!r}")
 
 
+@dataclass(frozen=True)
+class Cascade:
+    """A cascade stream from one core to a neighbouring core (mlir-aie ``aie.cascade_flow``).
+
+    The producer passes it to a written tile parameter of a kernel call: the tile the call leaves in the
+    producer's staging buffer is sent over the cascade after the call. The consumer passes it to a read-only
+    tile parameter: the next tile is taken into the consumer's staging buffer before the call. The staging
+    buffers are local buffers of the two cores named by :func:`staging_name`. Which cores may be
+    connected is device data (``tilelang.devices.cascade_rules``).
+    """
+
+    name: str
+    elem: TileType
+    loc: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "cascade")
+        if not isinstance(self.elem, TileType) or self.elem.shape == ():
+            raise DesignError(f"cascade {self.name!r}: element type must be tl.Tile[shape, dtype], got {self.elem!r}")
+
+
+def staging_name(cascade: str, port: Port) -> str:
+    """The local buffer through which a core sends (``PRODUCE``: ``<cascade>_put``) or takes a cascade tile."""
+    return f"{cascade}_put" if port is Port.PRODUCE else f"{cascade}_get"
+
+
 # -- core programs -----------------------------------------------------------------
 
 
@@ -134,13 +160,24 @@ class AffineArg:
 
 
 @dataclass(frozen=True)
+class CascadeArg:
+    """The cascade ``cascade`` (``tl.cascade``): sent after the call (written parameter) or taken before it.
+
+    The tile passes through the calling core's staging buffer ``staging_name(cascade, port)``, a local
+    buffer of that core (see :class:`Cascade`).
+    """
+
+    cascade: str
+
+
+@dataclass(frozen=True)
 class BufArg:
     """The core-local buffer ``buffer`` (``tl.buffer``) of the calling core."""
 
     buffer: str
 
 
-Arg = ElemArg | ConstArg | LoopVarArg | AffineArg | BufArg
+Arg = ElemArg | ConstArg | LoopVarArg | AffineArg | BufArg | CascadeArg
 
 
 @dataclass(frozen=True)
@@ -380,6 +417,7 @@ class Design:
         cores: core programs.
         links: static memtile links (forward, split, join).
         dmas: host moves, the runtime sequence in program order.
+        cascades: cascade streams between neighbouring cores.
     """
 
     name: str
@@ -391,6 +429,7 @@ class Design:
     links: tuple[Link, ...] = ()
     dmas: tuple[Dma, ...] = ()
     loc: str | None = field(default=None, compare=False)
+    cascades: tuple[Cascade, ...] = ()
 
     def __post_init__(self) -> None:
         _check_name(self.name, "design")
@@ -398,6 +437,7 @@ class Design:
         groups = [
             ("tensor", self.params),
             ("fifo", self.fifos),
+            ("cascade", self.cascades),
             ("core", self.cores),
             ("link", self.links),
             ("dma", self.dmas),
@@ -419,6 +459,12 @@ class Design:
         for f in self.fifos:
             if f.name == name:
                 return f
+        raise KeyError(name)
+
+    def cascade(self, name: str) -> Cascade:
+        for c in self.cascades:
+            if c.name == name:
+                return c
         raise KeyError(name)
 
     def kernel(self, name: str) -> AnyKernel:

@@ -12,6 +12,8 @@ from tilelang.ir.design import (
     Arg,
     BufArg,
     Call,
+    Cascade,
+    CascadeArg,
     ConstArg,
     Core,
     Design,
@@ -108,9 +110,12 @@ class _DesignScope:
                 continue
             if a.data == "buf_arg":
                 tok = a.children[0]
-                if tok[1:] not in self.local:
+                if tok[1:] in self.local:
+                    out.append(BufArg(tok[1:]))
+                elif self.names.get(tok[1:]) == "cascade":
+                    out.append(CascadeArg(tok[1:]))
+                else:
                     raise error(tok, f"undefined buffer {tok} (declare it in this core: buffer {tok} : tile<...>)")
-                out.append(BufArg(tok[1:]))
                 continue
             first, second = a.children
             if a.data == "elem_arg":
@@ -167,6 +172,7 @@ def _build_design(node: Tree, ctx: ParseContext) -> Design:
 
         dev = device(as_string(dev_node))
     fifos = [_fifo(f, scope) for f in subtrees(node, "fifo")]
+    cascades = [_cascade(f, scope) for f in subtrees(node, "cascade")]
     cores = [_core(c, scope) for c in subtrees(node, "core")]
     links = [_link(x, scope) for x in subtrees(node, "link")]
     dmas = [_dma(m, scope) for m in subtrees(node, "dma")]
@@ -180,6 +186,7 @@ def _build_design(node: Tree, ctx: ParseContext) -> Design:
             tuple(cores),
             tuple(links),
             tuple(dmas),
+            cascades=tuple(cascades),
         )
     ctx.design = design
     # DesignError from the verifier propagates unchanged: it is about the design, not the text.
@@ -195,6 +202,15 @@ def _fifo(node: Tree, scope: _DesignScope) -> Fifo:
     depth = required(attributes(attrs_node, ("depth",)), "depth", node, f"fifo {sym}")
     with located(node):
         return Fifo(scope.declare(sym, "fifo"), elem, as_int(depth))
+
+
+def _cascade(node: Tree, scope: _DesignScope) -> Cascade:
+    sym, ty = node.children
+    elem = parse_type(ty)
+    if not isinstance(elem, TileType):
+        raise error(ty, f"cascade {sym}: the element type must be tile<...>, not {elem}")
+    with located(node):
+        return Cascade(scope.declare(sym, "cascade"), elem)
 
 
 def _core(node: Tree, scope: _DesignScope) -> Core:

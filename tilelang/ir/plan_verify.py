@@ -37,6 +37,7 @@ from collections import Counter, defaultdict
 from tilelang.devices import Device
 from tilelang.devices.abi import STACK_BYTES
 from tilelang.errors import PlanError
+from tilelang.ir.cascade import check_placement
 from tilelang.ir.descriptors import end_bds, host_end_locks, part_count, set_locks, whole_fifo
 from tilelang.ir.liveness import liveness
 from tilelang.ir.plan import FifoEnd, Plan, agent_name
@@ -55,6 +56,9 @@ def verify_plan(plan: Plan) -> None:
     """
     _complete(plan)
     _placement(plan)
+    bad = check_placement(plan.design, plan.placement)
+    if bad is not None:
+        raise PlanError(bad)
     _carriage(plan)
     _buffers(plan)
     _budgets(plan)

@@ -18,6 +18,7 @@ from tilelang.ir.design import (
     AffineArg,
     BufArg,
     Call,
+    CascadeArg,
     ConstArg,
     Design,
     Dma,
@@ -172,6 +173,7 @@ def print_design(d: Design) -> str:
     params = ", ".join(f"%{t.name}: {t.type}" for t in d.params)
     lines = [f"design @{d.name}({params}){format_attrs([('device', d.device.name)])} {{"]
     lines += [f"{INDENT}fifo @{f.name} : {f.elem}{format_attrs([('depth', f.depth)])}" for f in d.fifos]
+    lines += [f"{INDENT}cascade @{c.name} : {c.elem}" for c in d.cascades]
     for c in d.cores:
         pin = format_attrs([("tile", c.tile)]) if c.tile is not None else ""
         lines.append(f"{INDENT}core @{c.name}{pin} {{")
@@ -208,6 +210,8 @@ def _format_arg(a: object) -> str:
         return f"@{a.fifo}[{a.index}]"
     if isinstance(a, BufArg):
         return f"@{a.buffer}"
+    if isinstance(a, CascadeArg):
+        return f"@{a.cascade}"
     if isinstance(a, ConstArg):
         return f"{format_number(a.value)} : {a.dtype.name}"
     if isinstance(a, LoopVarArg):

@@ -18,6 +18,7 @@ from tilelang.ir.design import (
     Acquire,
     BufArg,
     Call,
+    CascadeArg,
     Design,
     Dma,
     ElemArg,
@@ -39,7 +40,8 @@ def _stmt(s: Stmt, p: str, kernels: dict[str, str]) -> Stmt:
         return dataclasses.replace(s, fifo=p + s.fifo)
     if isinstance(s, Call):
         args = tuple(dataclasses.replace(a, fifo=p + a.fifo) if isinstance(a, ElemArg)
-                     else BufArg(p + a.buffer) if isinstance(a, BufArg) else a for a in s.args)
+                     else BufArg(p + a.buffer) if isinstance(a, BufArg)
+                     else CascadeArg(p + a.cascade) if isinstance(a, CascadeArg) else a for a in s.args)
         return dataclasses.replace(s, kernel=kernels.get(s.kernel, s.kernel), args=args)
     if isinstance(s, Loop):
         return dataclasses.replace(s, body=tuple(_stmt(b, p, kernels) for b in s.body))
@@ -87,6 +89,7 @@ def prefix_design(design: Design, prefix: str, name: str | None = None, device: 
         dmas=tuple(dataclasses.replace(m, name=p + m.name, src=_end(m.src, p), dsts=tuple(_end(d, p) for d in m.dsts))
                    for m in design.dmas),
         loc=design.loc,
+        cascades=tuple(dataclasses.replace(x, name=p + x.name) for x in design.cascades),
     )
 
 
@@ -189,6 +192,7 @@ def merge_designs(name: str, device: Device, designs: list[Design]) -> Design:
         cores=tuple(c for d in designs for c in d.cores),
         links=tuple(lk for d in designs for lk in d.links),
         dmas=tuple(dmas),
+        cascades=tuple(x for d in designs for x in d.cascades),
     )
 
 

@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 
 from tilelang.devices.dma_rules import zero_stride_problem
 from tilelang.errors import DesignError
+from tilelang.ir.cascade import check_call_arg, core_uses, verify_cascades
 from tilelang.ir.design import (
     Acquire,
     AffineArg,
     BufArg,
     Call,
+    CascadeArg,
     ConstArg,
     Core,
     Design,
@@ -32,6 +34,7 @@ from tilelang.ir.design import (
     Release,
     Stmt,
     TensorDecl,
+    staging_name,
 )
 from tilelang.ir.dtypes import DType
 from tilelang.ir.kernel import AnyKernel
@@ -241,12 +244,26 @@ def check_call(
     loop_depth: int,
     core: str,
     buffers: dict[str, LocalBuffer] | None = None,
+    cascades: dict | None = None,
 ) -> None:
-    """A kernel call's arguments against the kernel's parameters (``buffers``: the core's local buffers)."""
+    """A kernel call's arguments against the kernel's parameters.
+
+    ``buffers``: the core's local buffers; ``cascades``: the design's cascades by name.
+    """
     what = f"core {core!r}: call of {kernel.name!r}{at(call.loc)}"
     if len(call.args) != len(kernel.params):
         raise DesignError(f"{what}: {len(kernel.params)} arguments expected, got {len(call.args)}")
+    passed = [a.cascade for a in call.args if isinstance(a, CascadeArg)]
+    if len(passed) != len(set(passed)):
+        raise DesignError(f"{what}: cascade {sorted(passed)[0]!r} is passed twice; a call sends or takes one "
+                          f"tile of a cascade")
     for p, a in zip(kernel.params, call.args, strict=True):
+        if isinstance(a, CascadeArg):
+            if not isinstance(p.type, TileType):
+                raise DesignError(f"{what}: parameter {p.name!r} is a scalar {p.type}; cascade {a.cascade!r} was "
+                                  f"passed")
+            check_call_arg(cascades or {}, kernel, p.name, p.type, a.cascade, what)
+            continue
         if isinstance(a, BufArg):
             b = (buffers or {}).get(a.buffer)
             if b is None:
@@ -372,7 +389,10 @@ def check_locals(core: Core, kernels: dict[str, AnyKernel]) -> None:
                 written.update(a.buffer for p, a in zip(k.params, s.args, strict=True)
                                if isinstance(a, BufArg) and p.name in k.written)
 
+    staging = {staging_name(name, port) for name, port in core_uses(core, kernels)}
     for b in core.buffers:
+        if b.name in staging:
+            continue
         if not any(isinstance(a, BufArg) and a.buffer == b.name for s in _walk(core.body) if isinstance(s, Call)
                    for a in s.args):
             raise DesignError(f"core {core.name!r}: buffer {b.name!r}{at(b.loc)} is never passed to a kernel")
@@ -393,6 +413,7 @@ def verify_design(design: Design) -> None:
     kernels = {k.name: k for k in design.kernels}
     tensors = design.tensors
     _verify_cores(design, fifos, kernels)
+    verify_cascades(design)
     for d in design.dmas:
         _verify_dma(design, d, fifos, tensors)
     for ln in design.links:
@@ -417,20 +438,21 @@ def _verify_cores(design: Design, fifos: dict[str, Fifo], kernels: dict[str, Any
                     raise DesignError(f"core {c.name!r} uses unknown fifo {s.fifo!r}")
                 if ports.setdefault(s.fifo, s.port) is not s.port:
                     raise DesignError(f"core {c.name!r} both produces and consumes fifo {s.fifo!r}")
-        _check_calls(c, c.body, 0, fifos, kernels, ports)
+        _check_calls(c, c.body, 0, fifos, kernels, ports, {x.name: x for x in design.cascades})
         check_sync(c, fifos)
         check_locals(c, kernels)
 
 
-def _check_calls(core: Core, body: tuple[Stmt, ...], depth: int, fifos, kernels, ports: dict[str, Port]) -> None:
+def _check_calls(core: Core, body: tuple[Stmt, ...], depth: int, fifos, kernels, ports: dict[str, Port],
+                 cascades: dict | None = None) -> None:
     for s in body:
         if isinstance(s, Loop):
-            _check_calls(core, s.body, depth + 1, fifos, kernels, ports)
+            _check_calls(core, s.body, depth + 1, fifos, kernels, ports, cascades)
         elif isinstance(s, Call):
             k = kernels.get(s.kernel)
             if k is None:
                 raise DesignError(f"core {core.name!r} calls unknown kernel {s.kernel!r}")
-            check_call(s, k, fifos, depth, core.name, {b.name: b for b in core.buffers})
+            check_call(s, k, fifos, depth, core.name, {b.name: b for b in core.buffers}, cascades)
             for p, a in zip(k.params, s.args, strict=True):
                 if not isinstance(a, ElemArg):
                     continue

@@ -14,6 +14,7 @@ import time
 from dataclasses import replace
 
 from tilelang.errors import PlanError
+from tilelang.ir.cascade import check_placement
 from tilelang.ir.design import Design
 from tilelang.ir.plan import BufferPlacement, FifoEnd, FifoPlan, Plan, Route, SolveInfo
 from tilelang.ir.stream_channels import assign_channels
@@ -155,6 +156,9 @@ def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: 
     # whose models are the largest.
     budget = _share(deadline, 0.5)
     placement, place_info = _place(problem, strategy, solver, budget)
+    bad = check_placement(design, placement.cores)
+    if bad is not None:  # the ILP's answer must obey the rule it was given; the greedy one never breaks it
+        placement, place_info = greedy_placement(problem), SolveInfo("ilp->greedy", "feasible", 0.0, None, None, bad)
     timings["placement"] = time.monotonic() - t0
     t0 = time.monotonic()
     try:

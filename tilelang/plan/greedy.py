@@ -22,6 +22,7 @@ from tilelang.ir.descriptors import end_bds, host_end_locks
 from tilelang.ir.plan import agent_name
 from tilelang.ir.verify import HOST
 from tilelang.plan.carriage import LINK_PORTS, MM2S, S2MM, Placement, common_memories, link_needs, memtile_ports
+from tilelang.plan.cascades import place_chains
 from tilelang.plan.fabric import hops, manhattan
 from tilelang.plan.problem import Coord, FifoSpec, Problem
 
@@ -122,7 +123,7 @@ def place_cores(problem: Problem) -> dict[str, Coord]:
     """Greedy core placement honouring pins.
 
     Raises:
-        PlanError: more cores than compute tiles.
+        PlanError: more cores than compute tiles, or a cascade chain that fits nowhere.
     """
     dev = problem.device
     tiles = dev.tiles("compute")
@@ -130,6 +131,7 @@ def place_cores(problem: Problem) -> dict[str, Coord]:
         raise PlanError(f"{len(problem.cores)} cores but {dev.name} has {len(tiles)} compute tiles")
     touching = core_fifos(problem)
     placed: dict[str, Coord] = dict(problem.pins)
+    placed.update(place_chains(problem, dict(problem.pins)))  # cascaded cores first: their tiles are constrained
     taken = set(placed.values())
     for core in order_cores(problem, touching):
         if core in placed:

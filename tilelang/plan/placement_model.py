@@ -27,8 +27,10 @@ from __future__ import annotations
 import pulp
 
 from tilelang.devices.abi import STACK_BYTES
+from tilelang.devices.cascade_rules import cascade_targets
 from tilelang.ir.verify import HOST
 from tilelang.plan.carriage import MM2S, S2MM, Placement, common_memories, link_needs, memtile_ports
+from tilelang.plan.cascades import cascade_pairs
 from tilelang.plan.fabric import hops, manhattan
 from tilelang.plan.placement_grid import grid_term
 from tilelang.plan.problem import Coord, FifoSpec, Problem
@@ -191,6 +193,14 @@ class PlacementModel:
         if expr.toDict():  # a constraint of constants only is the warm start's business, not the model's
             self.prob += expr <= cap, name
 
+    def cascades(self) -> None:
+        """The producer of each cascade on a tile from which the device's cascade reaches its consumer's tile."""
+        for k, (_, p, q) in enumerate(cascade_pairs(self.p.design)):
+            dst = self.assign[f"core:{q}"]
+            for t, x in self.assign[f"core:{p}"].items():
+                reach = [dst[b] for b in cascade_targets(self.dev, t) if b in dst]
+                self.prob += x <= pulp.lpSum(reach), f"cascade_{k}_{t[0]}_{t[1]}"
+
     def core_channels_and_memory(self) -> None:
         """Per core: streamed fifos within the tile's DMA channels; own buffers within its memory."""
         tile = self.dev.tiles("compute")[0]
@@ -267,6 +277,7 @@ def build(problem: Problem, start: Placement, movable: frozenset[str] | None = N
     """
     m = PlacementModel(problem, start, movable, radius)
     m.one_core_per_tile()
+    m.cascades()
     m.distances(weights(problem))
     m.core_channels_and_memory()
     m.memtiles()
