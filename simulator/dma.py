@@ -22,13 +22,14 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable, Generator, Hashable
+from heapq import heappush
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from simulator.contention import Contention
 from simulator.cost import transfer_cycles
-from simulator.engine import Engine, Process, Signal, Waiting
+from simulator.engine import _TIME_SHIFT, _TIMEOUT_BITS, Engine, Process, Signal, Waiting
 from simulator.memory import Ddr, ReaderSide, WriterSide
 from simulator.network import Busy, FlowRoute
 
@@ -264,13 +265,14 @@ class Flow:
         buffers but copies nothing.
         """
         src, sinks, chans = self.source, self.sinks, self.channels
-        ddr, nbytes, to_device = self.ddr, self.nbytes, self.to_device
-        moving = _Moving(self.fifo)
+        ddr, nbytes, to_device, fifo = self.ddr, self.nbytes, self.to_device, self.fifo
+        moving = _Moving(fifo)
         starts, ends = self.starts, self.ends
         duration = self.duration if timed else 0
         now_group, later = self._publish_groups(timed)
-        schedule = engine.schedule
+        heap, seq = engine.heap, engine.seq
         banks_of = self._banks_of() if timed and self.contention is not None else None
+        transfer_started = self.contention.transfer_started if banks_of is not None else None  # type: ignore[union-attr]
         while True:
             if not src.ready():
                 proc.why = src
@@ -290,15 +292,15 @@ class Flow:
             shim = self._shim_cost() if ddr is not None and timed else None
             slots = [s.reserve() for s in sinks]
             for c in chans:
-                c.busy, c.user = True, self.fifo
+                c.busy, c.user = True, fifo
             start = engine.now
             dur = duration
             if shim is not None:
                 dur, charged = shim
                 dur = max(dur, math.ceil(ddr.reserve(start, nbytes, to_device, charged)) - start)  # type: ignore[union-attr]
             if dur:
-                if banks_of is not None:
-                    self.contention.transfer_started(banks_of(slots), start, start + dur, nbytes / dur)  # type: ignore[union-attr]
+                if transfer_started is not None:
+                    transfer_started(banks_of(slots), start, start + dur, nbytes / dur)  # type: ignore[misc]
                 proc.why = moving
                 yield dur
             if data:
@@ -309,14 +311,16 @@ class Flow:
             self.holding = False
             for c in chans:
                 c.busy = False
-                c.freed.notify()
+                if c.freed._waiters:
+                    c.freed.notify()
+            now = engine.now
             if timed:
                 starts.append(start)
-                ends.append(start + dur)
+                ends.append(now)
             for s in now_group:
                 s.publish()
-            for lat, publish in later:
-                schedule(lat, publish)
+            for lat, publish in later:  # engine.schedule(lat, publish), inlined: a timeout's key
+                heappush(heap, ((now + lat) << _TIME_SHIFT | _TIMEOUT_BITS | next(seq), publish))
 
     def _shim_cost(self) -> tuple[int, float]:
         """(channel cycles, DDR bytes charged) of the next transfer of a shim flow: the bursts of

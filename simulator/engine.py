@@ -52,6 +52,8 @@ _PRIO_BITS = 3
 _PRIO_OFFSET = 4
 #: A key's time is ``key >> _TIME_SHIFT``.
 _TIME_SHIFT = _SEQ_BITS + _PRIO_BITS
+#: The priority bits of a timeout's key: ``_key(t, TIMEOUT, seq) == t << _TIME_SHIFT | _TIMEOUT_BITS | seq``.
+_TIMEOUT_BITS = _PRIO_OFFSET << _SEQ_BITS
 
 
 def _key(time: int, priority: int, seq: int) -> int:

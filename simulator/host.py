@@ -39,6 +39,8 @@ class HostMove:
     Attributes:
         dma: the move.
         total: elements it moves per fifo.
+        fifos / to_device: the move's fifos and direction (the Dma's, read once).
+        unsent: elements still to send, over all its fifos (to-device).
         issued_at / completed_at: cycles (None until then).
         sent: elements sent per fifo (to-device).
         reserved / landed: elements started / written into the tensor (from-device).
@@ -52,7 +54,10 @@ class HostMove:
         self.walk = ElementWalk(dma.pattern, elem_numel, self.flat) if self.flat is not None else None
         self.total = dma.pattern.numel // elem_numel
         self.nbytes = self.total * elem_bytes * len(dma.fifos)
-        self.sent = {f: 0 for f in dma.fifos}
+        self.fifos = dma.fifos  # (a property of the Dma: read once here, it is asked per element)
+        self.to_device = dma.to_device
+        self.sent = {f: 0 for f in self.fifos}
+        self.unsent = self.total * len(self.fifos)  # elements still to send over all its fifos (to-device)
         self.reserved = 0
         self.landed = 0
         self.issued_at: int | None = None
@@ -240,7 +245,8 @@ class HostQueue:
     def advance(self) -> None:
         m = self.moves[self.head]
         m.sent[self.fifo] += 1
-        if all(v == m.total for v in m.sent.values()):
+        m.unsent -= 1
+        if not m.unsent:
             self.host.complete(m)
 
     # from-device
@@ -292,14 +298,14 @@ class Host:
 
     def add(self, move: HostMove) -> None:
         """Append a move; it depends on the last earlier move on each of its fifos."""
-        for f in move.dma.fifos:
+        for f in move.fifos:
             for prev in reversed(self.moves):
-                if f in prev.dma.fifos:
+                if f in prev.fifos:
                     if prev not in move.waiting_on:
                         move.waiting_on.append(prev)
                         prev.dependents.append(move)
                     break
-            self.queue(f, move.dma.to_device).moves.append(move)
+            self.queue(f, move.to_device).moves.append(move)
         self.moves.append(move)
 
     def start(self) -> None:
@@ -307,7 +313,7 @@ class Host:
         self._pump()
 
     def _keys(self, m: HostMove) -> list[tuple[str, bool]]:
-        return [(f, m.dma.to_device) for f in m.dma.fifos]
+        return [(f, m.to_device) for f in m.fifos]
 
     def _pump(self) -> None:
         """Push every move, in program order, whose channels' task queues have room; a move
@@ -352,15 +358,15 @@ class Host:
         m.opening = True
         done = [p.completed_at for p in m.waiting_on if p.completed_at is not None]
         m.issued_at = max([m.issue_start, *done])
-        if idle and self.latency and m.dma.to_device and m.total:
+        if idle and self.latency and m.to_device and m.total:
             self.engine.schedule(self.latency, lambda: self._ready(m))
         else:
             self._ready(m)
 
     def _ready(self, m: HostMove) -> None:
         m.ready = True
-        for f in m.dma.fifos:
-            self.queues[(f, m.dma.to_device)].issued.notify()
+        for f in m.fifos:
+            self.queues[(f, m.to_device)].issued.notify()
         if m.total == 0:
             self.complete(m)
 
@@ -372,8 +378,8 @@ class Host:
         for d in m.dependents:
             if d.pushed and all(p.complete for p in d.waiting_on):
                 self._open(d, idle=False)
-        for f in m.dma.fifos:
-            self.queues[(f, m.dma.to_device)].issued.notify()
+        for f in m.fifos:
+            self.queues[(f, m.to_device)].issued.notify()
         for k in self._keys(m):
             parked = self._parked.get(k)
             while parked and self._queued.get(k, 0) < self.queue_depth:
