@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simulator.cascade import build_cascades
 from simulator.contention import Contention
 from simulator.core import CoreRunner, CostFn, LocalStore
 from simulator.cost import CallTiming, call_timing, host_sequence_cycles, stream_bytes_per_cycle
@@ -77,6 +78,7 @@ class World:
             else:
                 self._streamed(f)
         self.cores = self._cores()
+        self.cascades = build_cascades(self.engine, self.design, self.device, self.cores)
         self._moves()
 
     # -- checks ------------------------------------------------------------------------

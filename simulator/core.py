@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from simulator.cascade import cascade_call
 from simulator.contention import Contention
 from simulator.cost import CallTiming, extern_cycles
 from simulator.engine import Engine, Process, Waiting
@@ -30,13 +31,16 @@ from tilelang.ir.design import (
     AffineArg,
     BufArg,
     Call,
+    CascadeArg,
     ConstArg,
     Core,
     ElemArg,
     Loop,
     LoopVarArg,
+    Port,
     Release,
     Stmt,
+    staging_name,
 )
 from tilelang.ir.kernel import AnyKernel, ExternKernel, Kernel
 
@@ -117,7 +121,8 @@ class CallPlan:
         elems: the (parameter name, side, index) of every element argument, in order.
     """
 
-    __slots__ = ("_affine", "_args", "_compiled", "_cost", "_costs", "_elem_pos", "elems", "kernel", "name", "user_errors")
+    __slots__ = ("_affine", "_args", "_compiled", "_cost", "_costs", "_elem_pos", "cascades", "elems", "kernel", "name",
+                 "user_errors")
 
     def __init__(self, call: Call, kernel: AnyKernel, sides: dict[str, Side], cost: CostFactory | None,
                  local: dict[str, LocalStore] | None = None) -> None:
@@ -134,7 +139,14 @@ class CallPlan:
         self._affine: list[tuple[int, AffineArg]] = []  # (arg position, expression of loop vars)
         self.elems: list[tuple[str, Side, int]] = []
         local_banks: dict[str, tuple[tuple[int, int], int]] = {}
+        self.cascades: list[tuple[str, bool, np.ndarray]] = []  # (cascade, sends, staging array)
         for i, (p, a) in enumerate(zip(kernel.params, call.args, strict=True)):
+            if isinstance(a, CascadeArg):  # through the core's staging buffer of that side
+                sends = p.name in kernel.written
+                a = BufArg(staging_name(a.cascade, Port.PRODUCE if sends else Port.CONSUME))
+                store = (local or {}).get(a.buffer)
+                if store is not None:
+                    self.cascades.append((call.args[i].cascade, sends, store.array))  # type: ignore[union-attr]
             if isinstance(a, BufArg):
                 store = (local or {}).get(a.buffer)
                 if store is None:
@@ -228,6 +240,7 @@ class CoreRunner:
         self.stats = CoreStats()
         self._filled = False
         self.calls: list[CallPlan] = []
+        self.cascades: dict = {}  # name -> simulator.cascade.Cascade, set by the builder
         self.program: list[tuple] = []
         self.depth = 0
         self._flatten(core.body, kernels, cost, 0)
@@ -279,6 +292,8 @@ class CoreRunner:
                     self._stalled(ins[4], t0, engine.now, filling)
             elif op == _RELEASE:
                 ins[1].release(ins[2])
+            elif op == _CALL and ins[1].cascades:
+                yield from cascade_call(self, ins[1], ins[2], loopvars, proc, engine)
             elif op == _CALL:
                 plan = ins[1]
                 cycles, timing = plan.execute(loopvars, timed, data)

@@ -33,6 +33,8 @@ def _wakers(proc: Process, host: Host) -> list[str]:
         return [f"dma:{owner.user}"] if owner.user else []
     if isinstance(owner, HostQueue):
         return _host_wakers(owner, host)
+    if hasattr(owner, "wakers"):  # a cascade (simulator/cascade.py)
+        return owner.wakers(sig)
     return []
 
 

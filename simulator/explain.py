@@ -187,7 +187,13 @@ def _core(plan: Plan, name: str) -> Core:
 
 
 def _wait(plan: Plan, stats: object, core: str, fifo: str, n: int) -> Share:
-    """A stall on ``fifo``: input side (waiting for data) or output side (for a free buffer)."""
+    """A stall on ``fifo``: input side (waiting for data) or output side (for a free buffer); or on a cascade."""
+    if fifo.startswith("cascade "):  # simulator/cascade.py: waiting for the other end of a cascade
+        name = fifo.split(" ", 1)[1]
+        st = getattr(stats, "cascades", {}).get(name)
+        util = st.utilisation if st is not None else 0.0
+        return Share(f"waiting on {fifo}", n, f"cascade {name} busy {util:.1%} (the other core is late or the "
+                     f"cascade is the bottleneck)", f"cascade {name}", util)
     fp = plan.fifos.get(fifo)
     if fp is None:
         raise SimulationError(f"core {core!r} stalled on fifo {fifo!r}, which the plan does not have")

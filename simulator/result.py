@@ -169,6 +169,7 @@ class Stats:
         moves: per host move: issue and completion cycles, bytes.
         ddr_bytes_read / ddr_bytes_written: host memory traffic.
         events: simulation events processed.
+        cascades: per cascade (busy while a tile moves over it).
     """
 
     cycles: int
@@ -181,6 +182,7 @@ class Stats:
     ddr_bytes_read: int = 0
     ddr_bytes_written: int = 0
     events: int = 0
+    cascades: dict[str, TransferStats] = field(default_factory=dict)
 
     def utilisation(self) -> float:
         """Mean core utilisation (busy / total cycles)."""
@@ -197,7 +199,7 @@ class Stats:
             on = ", ".join(f"{f} {n}" for f, n in sorted(c.stalls.items(), key=lambda kv: -kv[1]))
             lines.append(f"{name:<18} {c.busy:>9} {c.banks:>17} {c.stall:>10} {c.utilisation(self.cycles):>8.1%}  {on}")
         for title, table in (("DMA channel", self.channels), ("memtile link", self.links),
-                             ("stream link", self.stream_links)):
+                             ("stream link", self.stream_links), ("cascade", self.cascades)):
             if table:
                 lines += ["", f"{title:<28} {'bytes':>12} {'busy':>9} {'util':>7}"]
                 for name, s in table.items():

@@ -52,9 +52,6 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
         raise SimulationError(f"simulator.simulate takes a Plan; plan design {plan.name!r} first (tl.simulate does)")
     if not isinstance(plan, Plan):
         raise SimulationError(f"simulate takes a Plan, got {type(plan).__name__}")
-    if plan.design.cascades:
-        raise SimulationError(f"design {plan.design.name!r} has cascades ({plan.design.cascades[0].name!r}); the "
-                              f"simulator does not simulate cascades yet")
     timed = mode != "functional"
     data = mode != "timing"
     tensors = _tensors(plan.design, arrays) if data else _no_tensors(plan.design, arrays)
@@ -203,6 +200,7 @@ def _stats(world: World, cycles: int) -> Stats:
         ddr_bytes_read=world.ddr.bytes_read,
         ddr_bytes_written=world.ddr.bytes_written,
         events=world.engine.events,
+        cascades={name: _transfer(c.settle(), cycles) for name, c in world.cascades.items()},
     )
 
 

@@ -288,3 +288,136 @@ def test_parsed_plan_with_illegal_placement_is_rejected():
         f"core @k1 at ({b[0]}, {b[1]})", f"core @k1 at ({a[0]}, {a[1]})").replace("@@", "")
     with pytest.raises(tl.ParseError, match=r"cascade 'cas0'.*cannot send to core 'k1'"):
         tl.ir.parse(bad)
+
+
+# -- simulation ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("device", ["npu1", "xcvc1902", "npu2"])
+def test_numbers_equal_numpy_and_timing_equals_timed(device):
+    stages, reps = 4, 3
+    d = chain(device, stages=stages, reps=reps)
+    p = tl.plan(d)
+    x = (np.arange(stages * reps * M, dtype=np.int64) * 7919 % 20011 - 10000).astype(np.int32)
+    want = reference(x, stages, reps)
+    timed = tl.simulate(p, X=x, C=np.zeros(reps * M, np.int32))
+    func = tl.simulate(p, mode="functional", X=x, C=np.zeros(reps * M, np.int32))
+    timing = tl.simulate(p, mode="timing", X=x, C=np.zeros(reps * M, np.int32))
+    np.testing.assert_array_equal(timed.outputs["C"], want)
+    np.testing.assert_array_equal(func.outputs["C"], want)
+    assert timing.cycles == timed.cycles > 0
+    assert timing.stats.cores == timed.stats.cores
+    word = 48 if device == "xcvc1902" else 64
+    for i in range(stages - 1):
+        st = timed.stats.cascades[f"cas{i}"]
+        assert st.bytes == reps * M * 4 and st.transfers == reps
+        assert st.busy == reps * (M * 4 // word)  # one word a cycle
+    assert "cascade" in timed.stats.report()
+    assert timed.explain() is not None
+
+
+def _timed_pair(producer_cycles: int, consumer_cycles: int, reps: int = 3):
+    """Extern kernels of fixed cost: a producer with no input, a consumer writing to the host."""
+    def fill(s):
+        s[...] = 5
+
+    def add(s, c):
+        c[...] = s + 1
+
+    put = tl.extern_kernel("put_tile", params=[("s", tl.Tile[(M,), tl.i32])], writes=["s"], reference=fill,
+                           cycles=producer_cycles)
+    get = tl.extern_kernel("get_tile", params=[("s", tl.Tile[(M,), tl.i32]), ("c", tl.Tile[(M,), tl.i32])],
+                           writes=["c"], reference=add, cycles=consumer_cycles)
+
+    @tl.design(device="npu1")
+    def pair(C: tl.Tensor[(reps * M,), tl.i32]):
+        out = tl.fifo(tl.Tile[(M,), tl.i32], name="out")
+        cas = tl.cascade(tl.Tile[(M,), tl.i32], name="cp")
+
+        @tl.core(name="p", tile=(0, 3))
+        def p():
+            for _ in tl.range(reps):
+                put(cas)
+
+        @tl.core(name="q", tile=(0, 2))
+        def q():
+            for _ in tl.range(reps):
+                y = out.acquire()
+                get(cas, y)
+                out.release()
+
+        tl.dma(out, C)
+
+    return pair
+
+
+def test_cycles_by_hand():
+    # 96 x i32 = 384 B = 6 words of 512 bits: T = 6 cycles. Both cores start at 0 (two rounds: the output
+    # fifo's two buffers hold both results, so no wait on the host). A tile's last word moves at
+    # e = max(s + 6, producer start + producer compute), s = max(producer start, consumer start); each
+    # call ends at max(its start + its compute, e).
+    # Slow producer (100), fast consumer (10): every round ends at 100k for both; the consumer stalls 90.
+    res = tl.simulate(tl.plan(_timed_pair(100, 10, reps=2)), C=np.zeros(2 * M, np.int32))
+    np.testing.assert_array_equal(res.outputs["C"], np.full(2 * M, 6, np.int32))
+    p, q = res.stats.cores["p"], res.stats.cores["q"]
+    assert (p.busy, p.stall, p.finished_at) == (200, 0, 200)
+    assert (q.busy, q.stall, q.finished_at) == (20, 180, 200)
+    assert q.stalls == {"cascade cp": 180}
+    # Fast producer (10), slow consumer (100): round 0: s = 0, e = max(6, 10) = 10: p ends at 10, q at 100.
+    # Round 1: p sends at 10 but q starts only at 100: s = 100, e = max(106, 20) = 106: p ends at 106
+    # (stalled 86 on the cascade), q at 200.
+    res = tl.simulate(tl.plan(_timed_pair(10, 100, reps=2)), C=np.zeros(2 * M, np.int32))
+    p, q = res.stats.cores["p"], res.stats.cores["q"]
+    assert (q.busy, q.stall, q.finished_at) == (200, 0, 200)
+    assert (p.busy, p.stall, p.finished_at) == (20, 86, 106)
+    # Both fast (2 cycles): the cascade's 6 cycles a tile bound both: rounds end at 6 and 12.
+    res = tl.simulate(tl.plan(_timed_pair(2, 2, reps=2)), C=np.zeros(2 * M, np.int32))
+    assert res.stats.cores["p"].finished_at == 12 and res.stats.cores["q"].finished_at == 12
+    assert res.stats.cascades["cp"].busy == 12
+
+
+def test_deadlock_names_the_cascade():
+    # p sends on the cascade before it writes fifo mid; q waits for mid before it takes from the cascade.
+    @tl.kernel
+    def put(a: tl.Tile[(M,), tl.i32], s: tl.Tile[(M,), tl.i32]):
+        s[...] = a
+
+    @tl.kernel
+    def copy(a: tl.Tile[(M,), tl.i32], o: tl.Tile[(M,), tl.i32]):
+        o[...] = a
+
+    @tl.kernel
+    def get2(s: tl.Tile[(M,), tl.i32], o: tl.Tile[(M,), tl.i32], c: tl.Tile[(M,), tl.i32]):
+        c[...] = s + o
+
+    @tl.design(device="npu1")
+    def stuck(A: tl.Tensor[(M,), tl.i32], C: tl.Tensor[(M,), tl.i32]):
+        a = tl.fifo(tl.Tile[(M,), tl.i32], name="a")
+        mid = tl.fifo(tl.Tile[(M,), tl.i32], depth=1, name="mid")
+        c = tl.fifo(tl.Tile[(M,), tl.i32], name="c")
+        cas = tl.cascade(tl.Tile[(M,), tl.i32], name="cd")
+
+        @tl.core(name="p")
+        def p():
+            x = a.acquire()
+            put(x, cas)
+            o = mid.acquire()
+            copy(x, o)
+            mid.release()
+            a.release()
+
+        @tl.core(name="q")
+        def q():
+            o = mid.acquire()
+            y = c.acquire()
+            get2(cas, o, y)
+            c.release()
+            mid.release()
+
+        tl.dma(A, a)
+        tl.dma(c, C)
+
+    p = tl.plan(stuck)
+    for mode in ("timed", "functional", "timing"):
+        with pytest.raises(tl.DeadlockError, match=r"cascade 'cd'"):
+            tl.simulate(p, mode=mode, A=np.zeros(M, np.int32), C=np.zeros(M, np.int32))
