@@ -26,6 +26,7 @@ _MODULES = (
     "dialects.scf",
     "dialects.memref",
     "dialects.linalg",
+    "dialects.vector",
 )
 
 

@@ -22,6 +22,7 @@ from typing import Protocol
 
 from tilelang.backends.mlir import scalar_rules
 from tilelang.backends.mlir._mlir import mlir
+from tilelang.backends.mlir.cascade import get_tile, put_tile
 from tilelang.backends.mlir.types import scalar_type
 from tilelang.errors import DesignError
 from tilelang.ir.design import (
@@ -29,6 +30,7 @@ from tilelang.ir.design import (
     AffineArg,
     BufArg,
     Call,
+    CascadeArg,
     ConstArg,
     Core,
     Design,
@@ -38,7 +40,9 @@ from tilelang.ir.design import (
     Port,
     Release,
     Stmt,
+    staging_name,
 )
+from tilelang.ir.kernel import ExternKernel
 from tilelang.ir.verify import core_ports
 
 Held = dict[str, int]
@@ -290,8 +294,20 @@ class CoreEmitter:
         m = mlir()
         kernel = self.design.kernel(call.kernel)
         args = []
-        for a in call.args:
-            if isinstance(a, ElemArg):
+        sends = []
+        for p, a in zip(kernel.params, call.args, strict=True):
+            if isinstance(a, CascadeArg):
+                if isinstance(kernel, ExternKernel):
+                    continue  # the vendor kernel puts or gets the words itself (cascade.py)
+                port = Port.PRODUCE if p.name in kernel.written else Port.CONSUME
+                staging = self.local[staging_name(a.cascade, port)]
+                elem = self.design.cascade(a.cascade).elem
+                if port is Port.PRODUCE:
+                    sends.append((staging, elem))
+                else:
+                    get_tile(staging, elem, self.design.device)
+                args.append(staging)
+            elif isinstance(a, ElemArg):
                 st = state[a.fifo]
                 args.append(self.sync.element(a.fifo, self.ports[a.fifo], a.index, st.released, st.held))
             elif isinstance(a, ConstArg):
@@ -305,6 +321,8 @@ class CoreEmitter:
             else:
                 raise DesignError(f"core {self.core.name!r}: unsupported argument {a!r} to {kernel.name!r}")
         m.func.CallOp([], self.callees[kernel.name], args)
+        for staging, elem in sends:
+            put_tile(staging, elem, self.design.device)
 
     def loop_var(self, a: LoopVarArg) -> object:
         """The user's induction variable ``start + k * step`` of loop ``a.depth``, as ``a.dtype``."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from tilelang.backends.mlir import aie_ops
 from tilelang.backends.mlir._mlir import mlir
+from tilelang.backends.mlir.cascade import extern_cascade_params
 from tilelang.backends.mlir.core_program import CoreEmitter, SyncLowering
 from tilelang.backends.mlir.enums import device_id
 from tilelang.backends.mlir.kernels import declare_extern, lower_kernel, stack_bytes
@@ -96,9 +97,11 @@ def emit_tiles(dm: DeviceModule, tiles: set[Coord]) -> None:
 
 def emit_kernels(dm: DeviceModule) -> None:
     """One ``func.func`` per kernel the cores call: a body in upstream dialects, or a private declaration for an extern kernel."""
+    cascaded = extern_cascade_params(dm.design)
     for k in dm.design.kernels:
         if isinstance(k, ExternKernel):
-            declare_extern(k.name, k.params, k.object_file)
+            params = tuple(p for p in k.params if p.name not in cascaded.get(k.name, set()))
+            declare_extern(k.name, params, k.object_file)
         elif isinstance(k, Kernel):
             dm.kernel_stack[k.name] = stack_bytes(lower_kernel(k))
 

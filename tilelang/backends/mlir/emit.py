@@ -36,9 +36,6 @@ def emit_mlir(plan: Plan, as_module: bool = False, level: str = "objectfifo") ->
         raise TileLangError(f"emit_mlir takes a Plan (tl.plan(design)), got {type(plan).__name__}")
     if level not in LEVELS:
         raise TileLangError(f"unknown MLIR level {level!r}; choose one of {list(LEVELS)}")
-    if plan.design.cascades:
-        raise TileLangError(f"design {plan.design.name!r} has cascades ({plan.design.cascades[0].name!r}); the MLIR "
-                            f"backend does not emit cascades yet")
     m = mlir()
     from tilelang.backends.mlir.device import open_device
     from tilelang.backends.mlir.verify import verify_module

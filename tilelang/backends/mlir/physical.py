@@ -18,6 +18,7 @@ handshake; the module has no runtime sequence and no shim allocations.
 from __future__ import annotations
 
 from tilelang.backends.mlir import aie_ops
+from tilelang.backends.mlir.cascade import emit_cascade_flows
 from tilelang.backends.mlir.device import DeviceModule, emit_core, emit_kernels, emit_tiles, plan_tiles
 from tilelang.backends.mlir.dma_programs import BdIds, channel_programs, emit_dma_programs
 from tilelang.backends.mlir.enums import DMA_CHANNEL_DIR
@@ -35,6 +36,7 @@ def build_physical_level(dm: DeviceModule) -> None:
     """
     plan, design = dm.plan, dm.design
     emit_tiles(dm, plan_tiles(plan) | route_tiles(dm))
+    emit_cascade_flows(dm)
     res = Resources(dm)
     res.build()
     emit_kernels(dm)

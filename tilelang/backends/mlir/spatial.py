@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from tilelang.backends.mlir import aie_ops
 from tilelang.backends.mlir.bd import fit_walk, walk_of
+from tilelang.backends.mlir.cascade import emit_cascade_flows
 from tilelang.backends.mlir.device import DeviceModule, emit_core, emit_kernels, emit_tiles, plan_tiles
 from tilelang.backends.mlir.host_buffers import register_host_buffers
 from tilelang.backends.mlir.objectfifo_sync import ObjectFifoSync
@@ -27,6 +28,7 @@ def build_objectfifo_level(dm: DeviceModule) -> None:
     """Fill the device's body at the current insertion point."""
     plan, design = dm.plan, dm.design
     emit_tiles(dm, plan_tiles(plan))
+    emit_cascade_flows(dm)
     layouts = _stream_layouts(plan)
     for f in design.fifos:
         _objectfifo(dm, f, layouts.get(f.name, ()))
