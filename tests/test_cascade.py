@@ -464,3 +464,25 @@ def test_mlir_extern_kernels_do_their_own_cascade():
         # the cascade parameter is left out of the declaration: put_tile takes nothing, get_tile one memref
         assert "function_type = () -> ()" in text and "function_type = (memref<96xi32>) -> ()" in text
         vendor.compile_text(text, level)
+
+
+def test_reference_check_and_passes_keep_the_numbers():
+    from tilelang.cli.check import reference_outputs
+
+    stages, reps = 3, 4
+    d = chain("npu1", stages=stages, reps=reps)
+    x = (np.arange(stages * reps * M) % 1000 - 500).astype(np.int32)
+    want = reference(x, stages, reps)
+    np.testing.assert_array_equal(reference_outputs(d, {"X": x})["C"], want)
+    opt = tl.optimize(d)
+    assert len(opt.cascades) == stages - 1
+    res = tl.simulate(tl.plan(opt), X=x, C=np.zeros(reps * M, np.int32))
+    np.testing.assert_array_equal(res.outputs["C"], want)
+
+
+def test_fused_designs_keep_their_cascades():
+    a, b = chain("npu1", stages=2, reps=2), chain("npu1", stages=2, reps=2)
+    fused = tl.fuse([a, b], device="npu1")
+    assert [c.name for c in fused.cascades] == ["d0_cas0", "d1_cas0"]
+    text = tl.ir.print(fused)
+    assert tl.ir.print(tl.ir.parse(text)) == text

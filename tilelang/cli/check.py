@@ -28,6 +28,7 @@ from tilelang.ir.design import (
     AffineArg,
     BufArg,
     Call,
+    CascadeArg,
     ConstArg,
     Design,
     ElemArg,
@@ -102,6 +103,7 @@ class _Network:
                         if t.name in design.outputs}
         self.inputs = arrays
         self.steps = 0
+        self.cascades: dict[str, deque] = {c.name: deque() for c in design.cascades}  # tiles sent, not yet taken
 
     # -- host moves ------------------------------------------------------------------------
 
@@ -193,11 +195,17 @@ class _Network:
                     del f.readers[me].held[: s.n]
                 self.steps += 1
             elif isinstance(s, Call):
+                k = self.kernels[s.kernel]
+                takes = [a.cascade for p, a in zip(k.params, s.args, strict=True)
+                         if isinstance(a, CascadeArg) and p.name not in k.written]
+                while any(not self.cascades[c] for c in takes):  # a cascade tile is taken before the call
+                    yield
                 self._call(me, s, loopvars, bufs)
 
     def _call(self, me: str, call: Call, loopvars: list[int], bufs: dict[str, np.ndarray]) -> None:
         kernel = self.kernels[call.kernel]
         values = []
+        sent: list[tuple[str, np.ndarray]] = []
         for p, a in zip(kernel.params, call.args, strict=True):
             if isinstance(a, ElemArg):
                 f = self.fifos[a.fifo]
@@ -205,6 +213,11 @@ class _Network:
                 v: object = held[a.index]
             elif isinstance(a, BufArg):
                 v = bufs[a.buffer]
+            elif isinstance(a, CascadeArg):  # taken: the next tile sent; sent: a fresh tile, queued after the call
+                v = self.cascades[a.cascade].popleft() if p.name not in kernel.written else \
+                    np.zeros(p.type.shape, p.type.dtype.numpy)  # type: ignore[union-attr]
+                if p.name in kernel.written:
+                    sent.append((a.cascade, v))
             elif isinstance(a, ConstArg):
                 v = a.value
             elif isinstance(a, LoopVarArg):
@@ -218,6 +231,8 @@ class _Network:
             run_kernel(kernel, {p.name: v for p, v in zip(kernel.params, values, strict=True)})
         else:
             run_extern(kernel, values)
+        for name, tile in sent:
+            self.cascades[name].append(tile)
         self.steps += 1
 
     # -- the scheduler -----------------------------------------------------------------------

@@ -30,7 +30,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tilelang.ir.design import Acquire, BufArg, Call, Core, Fifo, Loop, Release, Stmt
+from tilelang.ir.design import Acquire, BufArg, Call, CascadeArg, Core, Fifo, Loop, Port, Release, Stmt, staging_name
 from tilelang.ir.kernel import AnyKernel, Kernel, OpKind
 
 
@@ -81,6 +81,15 @@ def call_access(call: Call, kernel: AnyKernel) -> CallAccess:
     """What ``call`` does to its core's local buffers."""
     uses, writes, killed = set(), set(), set()
     for p, a in zip(kernel.params, call.args, strict=True):
+        if isinstance(a, CascadeArg):
+            # the staging buffer: the get before the call defines it whole, a call sending writes it whole
+            # (verify_cascades) and the put right after it reads it; live only around this call
+            sends = p.name in kernel.written
+            name = staging_name(a.cascade, Port.PRODUCE if sends else Port.CONSUME)
+            killed.add(name)
+            if sends:
+                writes.add(name)
+            continue
         if not isinstance(a, BufArg):
             continue
         if kills(kernel, p.name):

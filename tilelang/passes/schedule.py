@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tilelang.errors import DesignError
-from tilelang.ir.design import BufArg, Call, Core, Design, ElemArg, Loop, Stmt
+from tilelang.ir.design import BufArg, Call, CascadeArg, Core, Design, ElemArg, Loop, Stmt
 from tilelang.ir.kernel import AnyKernel
 from tilelang.ir.liveness import call_access, liveness
 from tilelang.ir.verify import verify_design
@@ -59,6 +59,9 @@ def _effect(call: Call, kernel: AnyKernel) -> _Effect:
             (writes if p.name in kernel.written else reads).add(("elem", a.fifo, a.index))
         elif isinstance(a, BufArg) and p.name not in kernel.written:
             reads.add(a.buffer)
+    for a in call.args:  # cascade tiles move in call order: two calls on one cascade never swap
+        if isinstance(a, CascadeArg):
+            writes.add(("cascade", a.cascade))
     touched = frozenset(a.buffer for a in call.args if isinstance(a, BufArg))
     return _Effect(acc.uses, acc.kills, touched, frozenset(reads), frozenset(writes))
 
