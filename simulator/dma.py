@@ -300,7 +300,9 @@ class Flow:
                 dur = max(dur, math.ceil(ddr.reserve(start, nbytes, to_device, charged)) - start)  # type: ignore[union-attr]
             if dur:
                 if transfer_started is not None:
-                    transfer_started(banks_of(slots), start, start + dur, nbytes / dur)  # type: ignore[misc]
+                    banks = banks_of(slots)  # type: ignore[misc]
+                    if banks:
+                        transfer_started(banks, start, start + dur, nbytes / dur)
                 proc.why = moving
                 yield dur
             if data:
@@ -344,21 +346,36 @@ class Flow:
         return now_group, [(lat, _publisher(g)) for lat, g in sorted(groups.items())]
 
     def _banks_of(self) -> Callable[[list[int]], list[Hashable]] | None:
-        """The compute-tile banks a transfer touches, given the sink slots it reserved (None: never any)."""
+        """The watched compute-tile banks a transfer touches, given the sink slots it reserved (None: never
+        any). Called when the flow starts, once every bank a call can touch is watched: a transfer's banks
+        nobody watches charge nothing (``Contention.transfer_started``), so they are left out."""
         src = self.source
         src_banks = src.side.ring.banks if isinstance(src, RingSource) else None
         sink_banks = [s.side.ring.banks if isinstance(s, RingSink) else None for s in self.sinks]
         if src_banks is None and not any(sink_banks):
             return None
+        watched = self.contention.watched  # type: ignore[union-attr]
 
-        def banks_of(slots: list[int]) -> list[Hashable]:
+        def banks(slots: list[int], src_slot: int) -> list[Hashable]:
             out = [b[slot] for b, slot in zip(sink_banks, slots, strict=True) if b is not None]
             if src_banks is not None:
-                out.append(src_banks[src.side.slot(0)])  # type: ignore[union-attr]
-            return [b for b in out if b is not None]
+                out.append(src_banks[src_slot])
+            return [b for b in out if b is not None and b in watched]
 
-        return banks_of
-
+        src_side = src.side if isinstance(src, RingSource) else None
+        if len(sink_banks) != 1:
+            return lambda slots: banks(slots, src_side.slot(0) if src_side is not None else 0)  # type: ignore[union-attr]
+        # One sink (the common case): every (sink slot, source slot) pair's banks, listed once. A sink
+        # without banks (a host sink's "slot" is an element index) has one row.
+        sink_depth = self.sinks[0].side.ring.depth if sink_banks[0] is not None else 1  # type: ignore[union-attr]
+        src_depth = src_side.ring.depth if src_side is not None else 1
+        table = [[banks([i], j) for j in range(src_depth)] for i in range(sink_depth)]
+        if src_side is None:
+            return lambda slots: table[slots[0]][0]
+        if sink_banks[0] is None:
+            row = table[0]
+            return lambda slots: row[src_side.consumed % src_depth]  # src_side.slot(0)
+        return lambda slots: table[slots[0]][src_side.consumed % src_depth]
 
 def _first_busy(chans: list[Channel]) -> Channel | None:
     for c in chans:

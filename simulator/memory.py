@@ -119,7 +119,8 @@ class WriterSide:
         need = n - self.held
         if need <= 0:
             return True
-        if self.free() < need:
+        r = self.ring
+        if r.depth - (self.produced + self.held - r.n_freed) < need:  # free(), inlined
             return False
         self.held += need
         return True
@@ -133,7 +134,8 @@ class WriterSide:
         now = self.produced if len(ws) == 1 else min(w.produced for w in ws)
         if now != ring.n_published:
             ring.n_published = now
-            ring.data.notify()
+            if ring.data._waiters:  # (notify's own test, without the call: this runs per element)
+                ring.data.notify()
 
     def slot(self, i: int) -> int:
         """Buffer index of the ``i``-th held slot."""
@@ -169,7 +171,7 @@ class ReaderSide:
         need = n - self.held
         if need <= 0:
             return True
-        if self.available() < need:
+        if self.ring.n_published - self.consumed - self.held < need:  # available(), inlined
             return False
         self.held += need
         return True
@@ -183,7 +185,8 @@ class ReaderSide:
         now = self.consumed if len(rs) == 1 else min(r.consumed for r in rs)
         if now != ring.n_freed:
             ring.n_freed = now
-            ring.space.notify()
+            if ring.space._waiters:  # (notify's own test, without the call)
+                ring.space.notify()
 
     def slot(self, i: int) -> int:
         """Buffer index of the ``i``-th held element."""
