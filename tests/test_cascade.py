@@ -486,3 +486,25 @@ def test_fused_designs_keep_their_cascades():
     assert [c.name for c in fused.cascades] == ["d0_cas0", "d1_cas0"]
     text = tl.ir.print(fused)
     assert tl.ir.print(tl.ir.parse(text)) == text
+
+
+@pytest.mark.parametrize("device", ["npu1", "xcvc1902"])
+def test_fir_example_equals_numpy_and_passes_aie_opt(device):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "cascade_fir.py"
+    spec = importlib.util.spec_from_file_location("tilelang_example_cascade_fir_t", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    x = np.random.default_rng(3).integers(-100, 100, 256 + 31).astype(np.int32)
+    h = mod.fir_taps(32)
+    p = tl.plan(mod.cascade_fir(256, 32, 64, device, h))
+    res = tl.simulate(p, X=x)
+    np.testing.assert_array_equal(res.outputs["Y"], np.convolve(x, h[::-1], mode="valid").astype(np.int32))
+    assert tl.simulate(p, mode="timing", X=x).cycles == res.cycles
+    if importlib.util.find_spec("mlir") is None:
+        pytest.skip("no MLIR bindings")
+    vendor = _vendor()
+    for level in ("objectfifo", "physical"):
+        vendor.compile_text(tl.emit_mlir(p, level=level), level)

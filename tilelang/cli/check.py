@@ -38,6 +38,7 @@ from tilelang.ir.design import (
     LoopVarArg,
     Port,
     Release,
+    staging_name,
 )
 from tilelang.ir.kernel import Kernel
 from tilelang.ir.pattern import AccessPattern
@@ -214,8 +215,9 @@ class _Network:
             elif isinstance(a, BufArg):
                 v = bufs[a.buffer]
             elif isinstance(a, CascadeArg):  # taken: the next tile sent; sent: a fresh tile, queued after the call
+                # a sending call writes the core's staging buffer (bytes it leaves keep their old value)
                 v = self.cascades[a.cascade].popleft() if p.name not in kernel.written else \
-                    np.zeros(p.type.shape, p.type.dtype.numpy)  # type: ignore[union-attr]
+                    bufs[staging_name(a.cascade, Port.PRODUCE)]
                 if p.name in kernel.written:
                     sent.append((a.cascade, v))
             elif isinstance(a, ConstArg):
@@ -232,7 +234,7 @@ class _Network:
         else:
             run_extern(kernel, values)
         for name, tile in sent:
-            self.cascades[name].append(tile)
+            self.cascades[name].append(tile.copy())
         self.steps += 1
 
     # -- the scheduler -----------------------------------------------------------------------

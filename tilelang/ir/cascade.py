@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from tilelang.devices.cascade_rules import cascade_ok, cascade_spec, describe_rule
 from tilelang.errors import DesignError
 from tilelang.ir.design import Call, CascadeArg, Core, Design, Loop, Port, Stmt, staging_name
-from tilelang.ir.kernel import AnyKernel, Kernel
-from tilelang.ir.liveness import kills
+from tilelang.ir.kernel import AnyKernel, Kernel, OpKind
 
 
 def _at(loc: str | None) -> str:
@@ -68,6 +67,11 @@ def cascade_ends(design: Design) -> dict[str, CascadeEnds]:
             for x in design.cascades if x.name in prod and x.name in cons}
 
 
+def _loads(kernel: Kernel, pname: str) -> bool:
+    """Whether the traced kernel reads tile parameter ``pname`` anywhere."""
+    return any(op.kind is OpKind.LOAD and op.operands[0].name == pname for op in kernel.body)
+
+
 def check_call_arg(design_cascades: dict, kernel: AnyKernel, pname: str, ptype: object, cascade: str,
                    what: str) -> None:
     """One cascade argument against its parameter: a known cascade of the parameter's exact tile type.
@@ -80,11 +84,11 @@ def check_call_arg(design_cascades: dict, kernel: AnyKernel, pname: str, ptype: 
         raise DesignError(f"{what}: unknown cascade {cascade!r}")
     if ptype != c.elem:
         raise DesignError(f"{what}: parameter {pname!r} expects {ptype}, cascade {cascade!r} carries {c.elem}")
-    if pname in kernel.written and isinstance(kernel, Kernel) and not kills(kernel, pname):
+    if pname in kernel.written and isinstance(kernel, Kernel) and _loads(kernel, pname):
         raise DesignError(
-            f"{what}: kernel {kernel.name!r} reads parameter {pname!r} before writing all of it, but it is the "
-            f"cascade {cascade!r} the call sends; write the whole tile first (c[...] = ...), or accumulate in a "
-            f"tl.buffer and pass that"
+            f"{what}: kernel {kernel.name!r} reads parameter {pname!r}, but it is the cascade {cascade!r} the call "
+            f"sends, which holds no data of its own; only write it (c[...] = ...), or accumulate in a tl.buffer "
+            f"and copy that into it"
         )
 
 
