@@ -9,6 +9,8 @@ into the tile north of it).
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -503,6 +505,73 @@ def test_fir_example_equals_numpy_and_passes_aie_opt(device):
     res = tl.simulate(p, X=x)
     np.testing.assert_array_equal(res.outputs["Y"], np.convolve(x, h[::-1], mode="valid").astype(np.int32))
     assert tl.simulate(p, mode="timing", X=x).cycles == res.cycles
+    if importlib.util.find_spec("mlir") is None:
+        pytest.skip("no MLIR bindings")
+    vendor = _vendor()
+    for level in ("objectfifo", "physical"):
+        vendor.compile_text(tl.emit_mlir(p, level=level), level)
+
+
+def _ksplit(device: str, ind, acc, t: int):
+    """C = A0 @ B0 + A1 @ B1 over two cores: the first core's product travels over the cascade (2-D tile)."""
+
+    @tl.kernel
+    def part(a: tl.Tile[(t, t), ind], b: tl.Tile[(t, t), ind], s: tl.Tile[(t, t), acc]):
+        s[...] = tl.matmul(a, b, acc=acc)
+
+    @tl.kernel
+    def finish(a: tl.Tile[(t, t), ind], b: tl.Tile[(t, t), ind], s: tl.Tile[(t, t), acc],
+               c: tl.Tile[(t, t), acc]):
+        c[...] = s
+        c[...] += tl.matmul(a, b, acc=acc)  # accumulating in place keeps the emitted kernel off the stack
+
+    @tl.design(device=device)
+    def ksplit(A: tl.Tensor[(2 * t * t,), ind], B: tl.Tensor[(2 * t * t,), ind], C: tl.Tensor[(t * t,), acc]):
+        a = [tl.fifo(tl.Tile[(t, t), ind], name=f"a{i}") for i in range(2)]
+        b = [tl.fifo(tl.Tile[(t, t), ind], name=f"b{i}") for i in range(2)]
+        c = tl.fifo(tl.Tile[(t, t), acc], name="c")
+        s = tl.cascade(tl.Tile[(t, t), acc], name="partial")
+
+        @tl.core(name="k0")
+        def k0():
+            x, y = a[0].acquire(), b[0].acquire()
+            part(x, y, s)
+            a[0].release()
+            b[0].release()
+
+        @tl.core(name="k1")
+        def k1():
+            x, y, z = a[1].acquire(), b[1].acquire(), c.acquire()
+            finish(x, y, s, z)
+            a[1].release()
+            b[1].release()
+            c.release()
+
+        for i in range(2):
+            tl.dma(A, a[i], pattern=tl.pattern(i * t * t, [t * t], [1]))
+            tl.dma(B, b[i], pattern=tl.pattern(i * t * t, [t * t], [1]))
+        tl.dma(c, C)
+
+    return ksplit
+
+
+# 32 x 32 f32 = 4096 B = 64 words of 512 bits; 24 x 24 i32 = 2304 B = 48 words of 384 bits
+@pytest.mark.parametrize("device, ind, acc, t", [("npu1", tl.bf16, tl.f32, 32), ("xcvc1902", tl.i16, tl.i32, 24)])
+def test_ksplit_matmul_over_a_cascade(device, ind, acc, t):
+    d = _ksplit(device, ind, acc, t)
+    rng = np.random.default_rng(5)
+    if ind is tl.bf16:
+        A = rng.uniform(-1, 1, 2 * t * t).astype(ind.numpy)
+        B = rng.uniform(-1, 1, 2 * t * t).astype(ind.numpy)
+    else:
+        A = rng.integers(-50, 50, 2 * t * t).astype(np.int16)
+        B = rng.integers(-50, 50, 2 * t * t).astype(np.int16)
+    a64, b64 = A.astype(np.float64).reshape(2, t, t), B.astype(np.float64).reshape(2, t, t)
+    want = (a64[0] @ b64[0]).astype(acc.numpy).astype(np.float64) + a64[1] @ b64[1]
+    p = tl.plan(d)
+    res = tl.simulate(p, A=A, B=B)
+    np.testing.assert_allclose(res.outputs["C"].reshape(t, t).astype(np.float64), want, rtol=1e-5, atol=1e-4)
+    assert tl.simulate(p, mode="timing", A=A, B=B).cycles == res.cycles
     if importlib.util.find_spec("mlir") is None:
         pytest.skip("no MLIR bindings")
     vendor = _vendor()
