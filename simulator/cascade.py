@@ -66,9 +66,17 @@ class Cascade:
     def state(self) -> str:
         return f"{self.posted} tiles sent, {len(self.starts)} taken"
 
-    def settle(self) -> Busy:
-        """The transfers' busy cycles (called once the run is over)."""
-        self.busy.add(np.asarray(self.starts, np.int64), np.asarray(self.ends, np.int64), self.nbytes)
+    def settle(self, trace: object = None) -> Busy:
+        """The transfers' busy cycles, and their spans on a trace track of their own (once the run is over).
+
+        A tile's last T cycles never overlap the next tile's: its successor's transfer starts no earlier than
+        the producer's next call, which starts no earlier than this tile's end.
+        """
+        starts, ends = np.asarray(self.starts, np.int64), np.asarray(self.ends, np.int64)
+        self.busy.add(starts, ends, self.nbytes)
+        if trace is not None and len(starts):
+            track = trace.track("cascades", f"{self.name}: {self.producer} -> {self.consumer}")  # type: ignore[attr-defined]
+            trace.add_spans(track, trace.name_id(f"{self.name} {self.nbytes} B"), starts, ends - starts)  # type: ignore[attr-defined]
         return self.busy.close()
 
 

@@ -28,7 +28,7 @@ UTILISATION = ("utilisation = busy cycles / run cycles (core: in kernel calls; D
                "stream link: moving data)")
 
 #: Trace "processes", one per kind of agent, in display order.
-GROUPS = ("cores", "DMA channels", "memtile links", "host")
+GROUPS = ("cores", "DMA channels", "memtile links", "host", "cascades")
 
 
 class Trace:

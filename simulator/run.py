@@ -200,7 +200,7 @@ def _stats(world: World, cycles: int) -> Stats:
         ddr_bytes_read=world.ddr.bytes_read,
         ddr_bytes_written=world.ddr.bytes_written,
         events=world.engine.events,
-        cascades={name: _transfer(c.settle(), cycles) for name, c in world.cascades.items()},
+        cascades={name: _transfer(c.settle(world.trace), cycles) for name, c in world.cascades.items()},
     )
 
 

@@ -577,3 +577,9 @@ def test_ksplit_matmul_over_a_cascade(device, ind, acc, t):
     vendor = _vendor()
     for level in ("objectfifo", "physical"):
         vendor.compile_text(tl.emit_mlir(p, level=level), level)
+
+
+def test_trace_has_a_track_per_cascade_without_overlaps():
+    res = tl.simulate(tl.plan(_timed_pair(2, 2, reps=2)), C=np.zeros(2 * M, np.int32))
+    spans = res.trace.spans("cp: p -> q")
+    assert [(s[2], s[3]) for s in spans] == [(0, 6), (6, 6)]
