@@ -41,10 +41,12 @@ Figures and how each is reproduced:
   cycles for one kernel and 539 for four cascaded kernels of 8 taps. int32 stands in
   for the tutorial's cint16 (same 32 bits per sample, same 8 MACs per cycle on AIE1:
   [UG1079]). The four kernels stream partial sums over the cascade inside one
-  invocation each; tilelang kernels work on buffers, so the design here passes
-  chunks of outputs through neighbour shared memory (the cascade's place) and each
-  stage gets its window of the input from the shim. The chunk is the design's own
-  choice: the fastest simulated among 16, 32, 64 and 128. The vendor design reads
+  invocation each; the design here does the same per chunk of outputs: four cores
+  pinned along AIE1's cascade (row 1, west to east), each chunk's partial sums sent
+  over ``tl.cascade`` as whole 384-bit words (padded), each stage's window of the
+  input from the shim. The chunk is the design's own
+  choice: the fastest simulated among 16, 32, 64 and 128 that the planner can fit (16 needs
+  32 buffer descriptors on a shim tile, which has 16). The vendor design reads
   its samples from PL streams, not DDR, so the row counts from the first input
   transfer (after the DDR's first-burst latency) to the last output.
 - [XD100] Vitis Tutorials, AIE-ML programming and optimization, "Performance
@@ -109,6 +111,7 @@ from test_sim_support import ddr_fill_plan, hand_plan  # noqa: E402
 import simulator  # noqa: E402
 import tilelang as tl  # noqa: E402
 from simulator import cost  # noqa: E402
+from tilelang.devices.cascade_rules import cascade_spec  # noqa: E402
 
 NPU1 = tl.device("npu1")
 AIE1 = tl.device("xcvc1902")
@@ -199,25 +202,34 @@ def _fir_taps() -> np.ndarray:
     return np.random.default_rng(0).integers(-10, 10, TAPS).astype(np.int32)
 
 
-def _fir_kernel(outputs: int, taps: list[int], partial: bool, name: str):
+def _fir_kernel(outputs: int, taps: list[int], partial: bool, name: str, width: int = 0, send: bool = False):
     """``outputs`` results of ``taps`` over a window of ``outputs + len(taps) - 1`` samples.
 
-    The coefficients are constants of the kernel, as in the tutorial's kernels.
+    The coefficients are constants of the kernel, as in the tutorial's kernels. With ``width``, the
+    partial sums taken (``partial``) and sent (``send``) are ``width`` long, zero-padded past ``outputs``
+    to whole cascade words.
     """
     n = len(taps)
+    width = width or outputs
+    out_len = width if send else outputs
+
+    def body(x, p, y) -> None:  # noqa: ANN001 - traced tiles
+        acc = x[0:outputs] * taps[0] if p is None else p[0:outputs] + x[0:outputs] * taps[0]
+        for k in range(1, n):
+            acc = acc + x[k : k + outputs] * taps[k]
+        if out_len == outputs:
+            y[...] = acc
+        else:
+            y[0:outputs] = acc
+            y[outputs:out_len] = x[0 : out_len - outputs] * 0
+
     if partial:
-        def fir(x: tl.Tile[(outputs + n - 1,), tl.i32], p: tl.Tile[(outputs,), tl.i32],
-                y: tl.Tile[(outputs,), tl.i32]):
-            acc = p
-            for k in range(n):
-                acc = acc + x[k : k + outputs] * taps[k]
-            y[...] = acc
+        def fir(x: tl.Tile[(outputs + n - 1,), tl.i32], p: tl.Tile[(width,), tl.i32],
+                y: tl.Tile[(out_len,), tl.i32]):
+            body(x, p, y)
     else:
-        def fir(x: tl.Tile[(outputs + n - 1,), tl.i32], y: tl.Tile[(outputs,), tl.i32]):
-            acc = x[0:outputs] * taps[0]
-            for k in range(1, n):
-                acc = acc + x[k : k + outputs] * taps[k]
-            y[...] = acc
+        def fir(x: tl.Tile[(outputs + n - 1,), tl.i32], y: tl.Tile[(out_len,), tl.i32]):
+            body(x, None, y)
 
     fir.__name__ = name
     return tl.kernel(fir)
@@ -230,34 +242,43 @@ def fir_single() -> int:
 
 
 def _fir_cascade(chunk: int, h: np.ndarray):
+    """The vendor's structure: four cores on AIE1's cascade, partial sums forwarded over it (``tl.cascade``).
+
+    The partial sums of a chunk travel as whole 384-bit cascade words (12 int32), zero-padded.
+    """
     n = SAMPLES // chunk
     window = chunk + PER_STAGE - 1
-    ks = [_fir_kernel(chunk, [int(v) for v in h[PER_STAGE * i : PER_STAGE * (i + 1)]], i > 0, f"fir{i}")
-          for i in range(STAGES)]
+    word = cascade_spec(AIE1).word_bytes // 4
+    width = -(-chunk // word) * word
+    ks = [_fir_kernel(chunk, [int(v) for v in h[PER_STAGE * i : PER_STAGE * (i + 1)]], i > 0, f"fir{i}", width,
+                      i < STAGES - 1) for i in range(STAGES)]
 
     @tl.design(device="xcvc1902")
     def fir_cascade(X: tl.Tensor[(SAMPLES + TAPS - 1,), tl.i32], Y: tl.Tensor[(SAMPLES,), tl.i32]):
         xs = [tl.fifo(tl.Tile[(window,), tl.i32], depth=2, name=f"x{i}") for i in range(STAGES)]
-        ps = [tl.fifo(tl.Tile[(chunk,), tl.i32], depth=2, name=f"p{i}") for i in range(STAGES)]
+        y = tl.fifo(tl.Tile[(chunk,), tl.i32], depth=2, name="y")
+        cs = [tl.cascade(tl.Tile[(width,), tl.i32], name=f"c{i}") for i in range(STAGES - 1)]
         for i in range(STAGES):
-            @tl.core(name=f"stage{i}", tile=(2, 1 + i))
+            # row 1 is odd: AIE1's cascade runs west to east along it
+            @tl.core(name=f"stage{i}", tile=(2 + i, 1))
             def body(i=i):
                 for _ in tl.range(n):
-                    x, y = xs[i].acquire(), ps[i].acquire()
+                    x = xs[i].acquire()
                     if i == 0:
-                        ks[0](x, y)
+                        ks[0](x, cs[0])
+                    elif i < STAGES - 1:
+                        ks[i](x, cs[i - 1], cs[i])
                     else:
-                        p = ps[i - 1].acquire()
-                        ks[i](x, p, y)
-                        ps[i - 1].release()
+                        out = y.acquire()
+                        ks[i](x, cs[i - 1], out)
+                        y.release()
                     xs[i].release()
-                    ps[i].release()
 
         # AIE1 shim DMAs walk one dimension: one move per window, in chunk order.
         for j in range(n):
             for i in range(STAGES):
                 tl.dma(X, xs[i], pattern=tl.pattern(PER_STAGE * i + j * chunk, [window], [1]))
-        tl.dma(ps[STAGES - 1], Y)
+        tl.dma(y, Y)
 
     return fir_cascade
 
@@ -269,11 +290,10 @@ def fir_chain() -> tuple[int, int]:
     best: tuple[int, int] | None = None
     for chunk in (16, 32, 64, 128):
         d = _fir_cascade(chunk, h)
-        # Stages down column 2 (vertical neighbours share memory on AIE1); two NoC shims
-        # give the four input streams a channel each.
-        plan = hand_plan(d, {f"stage{i}": (2, 1 + i) for i in range(STAGES)},
-                         shared={f"p{i}": (2, 2 + i) for i in range(STAGES - 1)},
-                         host_tiles={"x0": (2, 0), "x1": (2, 0), "x2": (3, 0), "x3": (3, 0), "p3": (2, 0)})
+        try:  # the cores are pinned along the cascade; the planner picks shims and channels
+            plan = tl.plan(d)
+        except tl.PlanError:  # e.g. 16-sample chunks: 32 moves a stage, more than a shim tile's 16 BDs
+            continue
         res = simulator.simulate(plan, X=x)
         assert np.array_equal(res.outputs["Y"], np.convolve(x, h[::-1], mode="valid").astype(np.int32))
         # The vendor design's samples arrive on PL streams, not from DDR: count from the first
