@@ -363,8 +363,19 @@ class Flow:
             return [b for b in out if b is not None and b in watched]
 
         src_side = src.side if isinstance(src, RingSource) else None
-        if len(sink_banks) != 1:
+        if len(sink_banks) != 1 and any(b is None for b in sink_banks):  # (a host sink's "slot" is an index)
             return lambda slots: banks(slots, src_side.slot(0) if src_side is not None else 0)  # type: ignore[union-attr]
+        if len(sink_banks) != 1:  # a broadcast: the banks of each (sink slots, source slot) seen, kept
+            seen: dict[tuple[int, ...], list[Hashable]] = {}
+
+            def banks_of(slots: list[int]) -> list[Hashable]:
+                key = (*slots, src_side.slot(0) if src_side is not None else 0)
+                got = seen.get(key)
+                if got is None:
+                    got = seen[key] = banks(slots, key[-1])
+                return got
+
+            return banks_of
         # One sink (the common case): every (sink slot, source slot) pair's banks, listed once. A sink
         # without banks (a host sink's "slot" is an element index) has one row.
         sink_depth = self.sinks[0].side.ring.depth if sink_banks[0] is not None else 1  # type: ignore[union-attr]

@@ -54,6 +54,8 @@ _PRIO_OFFSET = 4
 _TIME_SHIFT = _SEQ_BITS + _PRIO_BITS
 #: The priority bits of a timeout's key: ``_key(t, TIMEOUT, seq) == t << _TIME_SHIFT | _TIMEOUT_BITS | seq``.
 _TIMEOUT_BITS = _PRIO_OFFSET << _SEQ_BITS
+#: ``_key(t, WAKE + 1, 0) == t << _TIME_SHIFT | _AFTER_WAKE_BITS``: every key of cycle t up to priority WAKE is below it.
+_AFTER_WAKE_BITS = (WAKE + 1 + _PRIO_OFFSET) << _SEQ_BITS
 
 
 def _key(time: int, priority: int, seq: int) -> int:
@@ -215,7 +217,7 @@ class Engine:
                 t = key >> _TIME_SHIFT
                 if t != self.now:
                     self.now = t
-                    limit = _key(t, WAKE + 1, 0)
+                    limit = t << _TIME_SHIFT | _AFTER_WAKE_BITS  # _key(t, WAKE + 1, 0)
             elif queue:
                 what = popleft()
             else:
