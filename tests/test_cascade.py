@@ -583,3 +583,14 @@ def test_trace_has_a_track_per_cascade_without_overlaps():
     res = tl.simulate(tl.plan(_timed_pair(2, 2, reps=2)), C=np.zeros(2 * M, np.int32))
     spans = res.trace.spans("cp: p -> q")
     assert [(s[2], s[3]) for s in spans] == [(0, 6), (6, 6)]
+
+
+def test_json_and_colocated_tenants():
+    d = chain("npu1", stages=2, reps=2)
+    p = tl.plan(d)
+    assert tl.Plan.from_json(p.to_json()).placement == p.placement
+    mp = tl.colocate({"a": d, "b": chain("npu1", stages=2, reps=2)}, device="npu1")
+    x = (np.arange(2 * 2 * M) - 100).astype(np.int32)
+    res = tl.simulate(mp, a={"X": x}, b={"X": x})
+    for name in ("a", "b"):
+        np.testing.assert_array_equal(res[name].outputs["C"], reference(x, 2, 2))
