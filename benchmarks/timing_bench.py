@@ -5,6 +5,10 @@ CPU time does not count the time other processes on a shared machine take) of ti
 (the default), timed mode without one, and timing mode (no trace, no data), the speedups, and whether
 cycles and statistics agree. Designs: benchmarks/sim_bench.py's IRON-layout GEMM (64^3 kernel tiles, 4 x 4
 cores) and ``tl.library.matmul`` with a few tilings, all planned greedily (the plan is not timed).
+The ``moves`` column counts the host moves (each completion changes the host's state). Last, the
+engine's own cost per event (processes that only sleep: a generator step and one heap push and
+pop each) and what it implies: ``floor s`` is the events times that cost, the least any run of
+those events can take.
 Run: ``.venv/bin/python benchmarks/timing_bench.py [--size 1024] [--repeat 3]``.
 """
 
@@ -35,6 +39,26 @@ def best(fn, repeat: int) -> tuple[float, object]:  # noqa: ANN001 - a thunk
     return secs, out
 
 
+def engine_floor(repeat: int, processes: int = 11, sleeps: int = 20000) -> tuple[float, int]:
+    """CPU seconds per event of the bare engine (``processes`` generators that sleep ``sleeps`` times each),
+    best of ``repeat``, and the events run."""
+    from simulator.engine import Engine, Process
+
+    def body(_: Process):  # noqa: ANN202 - a process body
+        for _ in range(sleeps):
+            yield 3
+
+    def run() -> Engine:
+        eng = Engine()
+        for _ in range(processes):
+            Process(eng, "sleeper", "core", body)
+        eng.run()
+        return eng
+
+    secs, eng = best(run, repeat)
+    return secs / eng.events, eng.events  # type: ignore[attr-defined]
+
+
 def designs(size: int) -> list[tuple[str, object]]:
     out: list[tuple[str, object]] = [("sim_bench whole_array 64^3", whole_array_gemm(size, size, size))]
     for m, k, n in ((64, 64, 64), (32, 32, 32), (64, 32, 64)):
@@ -52,16 +76,20 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n)).astype(np.float32)
     b = rng.standard_normal((n, n)).astype(np.float32)
-    print(f"{'design':<30} {'events':>8} {'timed+trace s':>14} {'timed s':>8} {'timing s':>9} "
-          f"{'x vs default':>12} {'x vs no trace':>13} {'same':>5}")
+    per_event, floor_events = engine_floor(args.repeat)
+    print(f"{'design':<30} {'events':>8} {'moves':>6} {'timed+trace s':>14} {'timed s':>8} {'timing s':>9} "
+          f"{'floor s':>8} {'x vs default':>12} {'x vs no trace':>13} {'same':>5}")
     for name, d in designs(n):
         plan = tl.plan(d, strategy="greedy")
         t_trace, _ = best(lambda p=plan: tl.simulate(p, mode="timed", A=a, B=b), args.repeat)
         t_timed, timed = best(lambda p=plan: tl.simulate(p, mode="timed", trace=False, A=a, B=b), args.repeat)
         t_timing, timing = best(lambda p=plan: tl.simulate(p, mode="timing", trace=False), args.repeat)
         same = timing.cycles == timed.cycles and timing.stats == timed.stats  # type: ignore[attr-defined]
-        print(f"{name:<30} {timed.stats.events:>8} {t_trace:>14.3f} {t_timed:>8.3f} {t_timing:>9.3f} "  # type: ignore[attr-defined]
-              f"{t_trace / t_timing:>12.1f} {t_timed / t_timing:>13.1f} {'yes' if same else 'NO':>5}")
+        events = timed.stats.events  # type: ignore[attr-defined]
+        print(f"{name:<30} {events:>8} {len(timed.stats.moves):>6} {t_trace:>14.3f} {t_timed:>8.3f} "  # type: ignore[attr-defined]
+              f"{t_timing:>9.3f} {events * per_event:>8.3f} {t_trace / t_timing:>12.1f} {t_timed / t_timing:>13.1f} "
+              f"{'yes' if same else 'NO':>5}")
+    print(f"engine alone: {per_event * 1e6:.2f} us per event (11 processes that only sleep, {floor_events} events)")
     return 0
 
 
