@@ -68,3 +68,47 @@ def test_timing_mode_needs_no_arrays_but_rejects_unknown_names():
         tl.simulate(plan, mode="timing", X=np.zeros(4))
     with pytest.raises(SimulationError, match="mode must be one of"):
         tl.simulate(plan, mode="timings")
+
+
+# Flows into several cores' buffers (a broadcast), into one core's and out of one core's, each in buffers of
+# more than one bank.
+BANK_CASES = [c for c in LIBRARY if c.device == "npu1" and (c.design in ("matvec", "elementwise") or (
+    c.design == "matmul" and c.label.endswith("bf16->bf16 tiling=auto")))]
+
+
+@pytest.mark.parametrize("case", BANK_CASES, ids=lambda c: f"{c.design}-{c.device}-{c.label}")
+def test_flow_bank_tables_match_the_buffers_banks(case):
+    """A flow looks its transfer's banks up in a table built when it starts (simulator.dma.Flow._banks_of):
+    every (sink slots, source slot) gives the watched compute-tile banks of those buffers, as read from the
+    rings' banks directly."""
+    from itertools import product
+
+    from simulator.build import World
+    from simulator.dma import RingSink, RingSource
+
+    plan = tl.plan(case.build(), strategy="greedy")
+    world = World(plan, {}, timed=True, trace=None, data=False)
+    watched = world.contention.watched
+    checked = 0
+    for flow in world.flows:
+        if flow.contention is None:
+            continue
+        banks_of = flow._banks_of()
+        src = flow.source
+        src_side = src.side if isinstance(src, RingSource) else None
+        ring_sinks = [s if isinstance(s, RingSink) else None for s in flow.sinks]
+        if banks_of is None:
+            assert src_side is None or not any(src_side.ring.banks or ()), flow.fifo
+            continue
+        sink_ranges = [range(s.side.ring.depth) if s is not None else range(1) for s in ring_sinks]
+        for slots in product(*sink_ranges):
+            for j in range(src_side.ring.depth if src_side is not None else 1):
+                if src_side is not None:
+                    src_side.consumed = j  # the source's slot 0 is the one the transfer reads
+                want = [s.side.ring.banks[i] for s, i in zip(ring_sinks, slots, strict=True)
+                        if s is not None and s.side.ring.banks is not None]
+                if src_side is not None and src_side.ring.banks is not None:
+                    want.append(src_side.ring.banks[j])
+                assert banks_of(list(slots)) == [b for b in want if b is not None and b in watched], flow.fifo
+                checked += len(set(want)) > 1
+    assert checked > 0  # some lookups tell buffers in different banks apart
