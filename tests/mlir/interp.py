@@ -69,6 +69,8 @@ class Machine:
         self.alloc: dict[str, tuple] = {}
         self.channel_tasks: dict[tuple, deque] = {}
         self.channel_done: dict[tuple, int] = {}
+        self.cascade_to: dict[tuple, tuple] = {}  # aie.cascade_flow: source tile -> destination tile
+        self.cascade_in: dict[tuple, deque] = {}  # words waiting at a core's cascade input (raw bytes)
 
     # -- setup ---------------------------------------------------------------------------
 
@@ -84,14 +86,17 @@ class Machine:
                 self.env[o.results[0]] = self.tensors[str(_attr(o, "sym_name"))]
             elif n == "aie.lock":
                 self.locks[o.results[0]] = [_attr(o, "init"), False]
+            elif n == "aie.cascade_flow":
+                self.cascade_to[self.tile_of[o.operands[0]]] = self.tile_of[o.operands[1]]
             elif n == "aie.shim_dma_allocation":
                 d = "s2mm" if _attr(o, "channel_dir") == 0 else "mm2s"
                 self.alloc[str(_attr(o, "sym_name"))] = (self.tile_of[o.operands[0]], d, _attr(o, "channel_index"))
         self.aie1 = self.design.device.arch.name == "aie1"
+        self.cols = self.design.device.cols
         self._routes()
         for o in self.ops:
             if o.name == "aie.core":
-                self.procs.append(self._block(o.regions[0].blocks[0], {}))
+                self.procs.append(self._block(o.regions[0].blocks[0], {"tile": self.tile_of[o.operands[0]]}))
             elif o.name in ("aie.mem", "aie.memtile_dma", "aie.shim_dma"):
                 tile = self.tile_of[o.operands[0]]
                 for b in o.regions[0].blocks:
@@ -193,6 +198,8 @@ class Machine:
                 dt = _np_dtype(t.element_type)
                 nbytes = int(np.prod(t.shape)) * dt.itemsize
                 env[op.results[0]] = src.reshape(-1).view(np.uint8)[shift : shift + nbytes].view(dt).reshape(t.shape)
+            elif n in _VECTOR_OPS or n in ("aie.put_cascade", "aie.get_cascade"):
+                yield from self._vector(op, env)
             elif n == "aie.use_lock":
                 yield from self._lock(op)
             elif n == "func.call":
@@ -204,6 +211,40 @@ class Machine:
             else:
                 raise NotImplementedError(n)
         return []
+
+    def _value(self, v: object, env: dict) -> object:
+        return env[v] if v in env else self.env[v]
+
+    def _vector(self, op: object, env: dict):  # noqa: ANN202 - a generator
+        """Vector loads and stores of a flat view, bit casts, and cascade words (kept as raw bytes).
+
+        A cascade word goes from a core's tile to the tile its ``aie.cascade_flow`` names; on AIE1, which
+        has no such op, along the fixed chain (mlir-aie tutorial-8: odd rows west to east, even rows east
+        to west, a row's last core to the one above).
+        """
+        n, res = op.name, (op.results[0] if len(op.results) else None)
+        if n == "memref.collapse_shape":
+            env[res] = self._value(op.operands[0], env).reshape(-1)
+        elif n == "vector.load":
+            base, at = self._value(op.operands[0], env), env[op.operands[1]]
+            lanes = ir.VectorType(res.type).shape[0]
+            env[res] = base.reshape(-1)[at : at + lanes].copy()
+        elif n == "vector.store":
+            val, base, at = env[op.operands[0]], self._value(op.operands[1], env), env[op.operands[2]]
+            flat = base.reshape(-1)
+            assert np.shares_memory(flat, base)
+            flat[at : at + len(val)] = val
+        elif n in ("vector.bitcast", "vector.extract", "vector.broadcast"):
+            env[res] = _as_type(np.ascontiguousarray(env[op.operands[0]]).view(np.uint8), res.type)
+        elif n == "aie.put_cascade":
+            src = env["tile"]
+            dst = self.cascade_to.get(src) if not self.aie1 else _aie1_next(src, self.cols)
+            self.cascade_in.setdefault(dst, deque()).append(np.ascontiguousarray(env[op.operands[0]]).view(np.uint8))
+        else:  # aie.get_cascade
+            q = self.cascade_in.setdefault(env["tile"], deque())
+            while not q:
+                yield
+            env[res] = _as_type(q.popleft(), res.type)
 
     def _call(self, op: object, env: dict) -> None:
         kernel = self.design.kernel(str(_attr(op, "callee")))
@@ -358,7 +399,27 @@ def _snapshot(m: Machine) -> tuple:
         tuple(len(q) for q in m.queues.values()),
         tuple(m.channel_done.values()),
         tuple(len(t) for t in m.channel_tasks.values()),
+        tuple(len(q) for q in m.cascade_in.values()),
     )
+
+
+_VECTOR_OPS = ("memref.collapse_shape", "vector.load", "vector.store", "vector.bitcast", "vector.extract",
+               "vector.broadcast")
+
+
+def _as_type(raw: np.ndarray, t: object) -> np.ndarray:
+    """Raw bytes as a value of type ``t``: a vector of a numpy dtype, else (an iN numpy lacks) the bytes."""
+    elem = ir.VectorType(t).element_type if isinstance(t, ir.VectorType) else t
+    if isinstance(elem, ir.IntegerType) and ir.IntegerType(elem).width not in (8, 16, 32):
+        return raw
+    return raw.view(_np_dtype(elem))
+
+
+def _aie1_next(tile: tuple, cols: int) -> tuple:
+    c, r = tile
+    east = r % 2 == 1
+    last = cols - 1 if east else 0
+    return (c, r + 1) if c == last else (c + 1 if east else c - 1, r)
 
 
 def _np_dtype(t: object) -> np.dtype:

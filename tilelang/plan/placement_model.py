@@ -199,6 +199,8 @@ class PlacementModel:
             dst = self.assign[f"core:{q}"]
             for t, x in self.assign[f"core:{p}"].items():
                 reach = [dst[b] for b in cascade_targets(self.dev, t) if b in dst]
+                if not isinstance(x, pulp.LpVariable) and not any(isinstance(v, pulp.LpVariable) for v in reach):
+                    continue  # both ends fixed: the design verifier and the greedy placement checked them
                 self.prob += x <= pulp.lpSum(reach), f"cascade_{k}_{t[0]}_{t[1]}"
 
     def core_channels_and_memory(self) -> None:
