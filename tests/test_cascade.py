@@ -111,6 +111,7 @@ def test_round_trip_and_text():
     p = tl.plan(d)
     pt = tl.ir.print(p)
     assert tl.ir.print(tl.ir.parse(pt)) == pt
+    assert "cascades" in p.report() and f"core:k0@({p.placement['k0'][0]},{p.placement['k0'][1]})" in p.report()
 
 
 def _two_cores(device="npu1", elem=(M,), producers=1):

@@ -96,6 +96,12 @@ def render(plan: Plan) -> str:
         )
         rows.append([f.name, prod, cons, f"shared {_t(f.shared_tile)}" if f.shared else "streamed"])
     lines += _table("fifos", ["fifo", "producer", "consumers", "carried"], rows)
+    from tilelang.ir.cascade import cascade_ends
+
+    cascades = [[n, f"core:{e.producer}@{_t(plan.placement.get(e.producer))}",
+                 f"core:{e.consumer}@{_t(plan.placement.get(e.consumer))}", str(e.sent)]
+                for n, e in _natural(cascade_ends(d).items())]
+    lines += _table("cascades", ["cascade", "producer", "consumer", "tiles"], cascades)
     lines += _table(
         "buffers",
         ["buffer", "tile", "bank", "offset", "bytes"],
