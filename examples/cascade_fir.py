@@ -130,12 +130,13 @@ def reference(x: np.ndarray, h: Sequence[int]) -> np.ndarray:
 def main(argv: Sequence[str] | None = None) -> int:
     args = harness.arguments(__doc__.splitlines()[0], argv)
     status = 0
-    samples, taps = (512, 32) if args.small else (4096, 32)
+    # eight chunks: AIE1's shim walks one window per BD, and a shim tile serving two stages has 16 BDs
+    samples, taps, chunk = (512, 32, 64) if args.small else (2048, 32, 256)
     rng = np.random.default_rng(1)
     x = rng.integers(-100, 100, samples + taps - 1).astype(np.int32)
     h = fir_taps(taps)
     for name, device in (("cascade_fir", "npu1"), ("cascade_fir_aie1", "xcvc1902")):
-        d = cascade_fir(samples, taps, 64, device, h)
+        d = cascade_fir(samples, taps, chunk, device, h)
         status |= harness.run(name, d, {"X": x}, {"Y": reference(x, h)}, args)
     print(f"cascade_fir: 2 designs, {'all match numpy' if status == 0 else 'a MISMATCH above'}")
     return status
