@@ -69,15 +69,33 @@ Figures and how each is reproduced:
   same table are left out as the same measurement of the same design). On NPU2, the
   same operator "(same emulated mode)" at M=1024 K=1536 N=6144: "3353 us". The design
   is the whole-array layout of tl.library.matmul with 64^3 tiles on every column, bf16
-  in and out (IRON's GEMM converts C to bf16), simulated at the device clock with no
-  dispatch. The README's FLM GEMM rows are another design (pre-packed B, k = 512
+  in and out (IRON's GEMM converts C to bf16), simulated at the device clock. On NPU2
+  the README gives the dispatch floor, "Against a ~107 us floor" (FLM_NPU2_FLOOR_US, a
+  calibration row), added to the NPU2 row; it gives none for NPU1, whose rows have no
+  floor added. The README's FLM GEMM rows are another design (pre-packed B, k = 512
   tiles, fused epilogue) and are not used.
 - [FLM] also: reading B "in 16-byte runs" instead of pre-packed, "B is ~70% of the
   bytes a dispatch moves, so the operator ran at ~10 GB/s instead of ~47", on NPU2
   with one B shim channel per column (8): 0.7 x 10 / 8 = 0.875 GB/s per shim
-  channel, derived. It sets OUTSTANDING_BURSTS (tilelang/devices/aie2.py), the one
-  DDR constant with no public figure of its own: the simulated figure is one npu2
-  shim channel filling a memtile with 16 KiB in 16-byte runs.
+  channel, derived; the simulated figure is one npu2 shim channel filling a memtile
+  with 16 KiB in 16-byte runs. It set OUTSTANDING_BURSTS until the [RNL] rows below
+  showed that constant 1.4x to 2.3x too fast on every GEMM with 32- to 128-byte runs;
+  it is now a validation row.
+- [RNL] Jonas-Augustinus-Linus/ryzen-npu-linux docs/MLIR-AIE.md measures mlir-aie's
+  stock ``basic/matrix_multiplication/whole_array`` on a Strix Point (Ryzen AI 9 HX
+  PRO 370, npu2) with 8 columns, mlir-aie 1.4.1 and Peano: "NPU time" is "the
+  runtime's on-NPU figure (around ``kernel.wait()``), excluding host launch
+  overhead". Even so it has a floor: the same page gives 94 us for mlir-aie's
+  ``basic/passthrough_kernel``, a transfer of a few microseconds; that floor
+  (RNL_FLOOR_US, a calibration row) is added to each GEMM row. The design is
+  tl.library.matmul's layout with the row's tiles on all 8 columns, simulated at
+  the npu2 clock. "bf16 via bfp16" is the cost model's bf16
+  (the bfp16-emulated path); its output is taken as f32, as in the plain bf16 row
+  beside it. The 2048^3 i8 row with 32^3 tiles sets OUTSTANDING_BURSTS: chosen
+  before comparing as the published row the model finds most bound by one shim
+  channel (73% of its run waiting on a B channel; its tiles are read in 32-byte
+  runs). The plain bf16 row (no bfp16 emulation) is shown, not counted: the cost
+  model prices only the emulated path.
 - [PR3442] mlir-aie PR 3442 ("aie2p: round to nearest even for the bfp16 mmul
   emulation"): "Measured on Strix (npu4), 512x1024x4096 bf16 matmul, 64x32x128 tile,
   8 columns", "0.920" ms/dispatch before the change (0.923 after): the whole-array
@@ -345,6 +363,7 @@ IRON172 = "https://github.com/amd/IRON/issues/172"
 FLM = "https://github.com/amd/IRON/blob/main/iron/operators/flm/gemm/README.md"
 IRON55 = "https://github.com/amd/IRON/issues/55"
 PR3442 = "https://github.com/Xilinx/mlir-aie/pull/3442"
+RNL = "https://github.com/Jonas-Augustinus-Linus/ryzen-npu-linux/blob/main/docs/MLIR-AIE.md (Strix Point)"
 XD100 = ("https://docs.amd.com/r/en-US/Vitis-Tutorials-AI-Engine-Development/Performance-Analysis (AIE-ML "
          "tutorial 01, optimized kernel, AIE simulator)")
 
@@ -367,12 +386,28 @@ def npu2_int8_gemm_tops(size: int = 2048) -> float:
     return 2 * size**3 / res.seconds / 1e12
 
 
-def iron_gemm_us(M: int, K: int, N: int, device: str, m: int = 64, k: int = 64, n: int = 64) -> float:
-    """Microseconds of the whole-array bf16 GEMM (bf16 in and out; IRON's defaults: 64^3 tiles)."""
-    d = tl.library.matmul(M, K, N, in_dtype=tl.bf16, out_dtype=tl.bf16, device=device,
+def iron_gemm_us(M: int, K: int, N: int, device: str, m: int = 64, k: int = 64, n: int = 64,
+                 in_dtype=tl.bf16, out_dtype=tl.bf16) -> float:
+    """Microseconds of the whole-array GEMM on every column (IRON's defaults: bf16 in and out, 64^3 tiles)."""
+    d = tl.library.matmul(M, K, N, in_dtype=in_dtype, out_dtype=out_dtype, device=device,
                           tiling={"m": m, "k": k, "n": n})
     res = simulator.simulate(tl.plan(d), mode="timing")
     return res.seconds * 1e6
+
+
+#: [RNL]'s per-invocation floor: its "NPU time" of mlir-aie's ``basic/passthrough_kernel`` on the same
+#: machine, "| `basic/passthrough_kernel` | DMA passthrough | ✓ 94 µs |" (the passthrough's own small
+#: transfer is counted in it). Its GEMM rows are that floor plus the simulated run.
+RNL_FLOOR_US = 94.0
+#: [FLM]'s per-dispatch floor on NPU2 through IRON's host path: "Against a ~107 us floor".
+FLM_NPU2_FLOOR_US = 107.0
+
+
+def rnl_us(size: int, in_dtype, out_dtype, tiles: tuple[int, int, int]) -> float:
+    """[RNL] mlir-aie's whole_array GEMM on npu2's 8 columns, size^3 with (m, k, n) tiles: the source's
+    measured floor plus the simulated run."""
+    m, k, n = tiles
+    return RNL_FLOOR_US + iron_gemm_us(size, size, size, "npu2", m, k, n, in_dtype, out_dtype)
 
 
 def iron_gemm_gflops(M: int, K: int, N: int, device: str) -> float:
@@ -396,9 +431,28 @@ def figures() -> list[Figure]:
         Figure("64^3 i16 kernel alone, % of peak", "npu1", I2735, "the external kernels reach at most ~80% "
                "utilization", 80, "%", lambda: 100 * i16_kernel_efficiency(), CALIBRATION,
                "MATMUL_BLOCK_OVERHEAD (the same figure)"),
+        Figure("whole_array 2048^3 i8->i32, 32^3 tiles", "npu2", RNL, "| 2048³ | i8→i32 | 32³ | 8.73 ms | 1.97 TOPS |",
+               8730, "us", lambda: rnl_us(2048, tl.i8, tl.i32, (32, 32, 32)), CALIBRATION,
+               "OUTSTANDING_BURSTS (the published row the model finds most bound by one shim channel)"),
+        Figure("passthrough_kernel NPU time (floor of [RNL])", "npu2", RNL, "| `basic/passthrough_kernel` | DMA "
+               "passthrough | ✓ 94 µs |", 94, "us", lambda: RNL_FLOOR_US, CALIBRATION,
+               "RNL_FLOOR_US, added to [RNL]'s GEMM rows"),
+        Figure("dispatch floor, IRON host path", "npu2", FLM, "Against a ~107 us floor", 107, "us",
+               lambda: FLM_NPU2_FLOOR_US, CALIBRATION, "FLM_NPU2_FLOOR_US, added to [FLM]'s npu2 row"),
         Figure("B fill in 16-byte runs, GB/s per shim channel", "npu2", FLM, "the operator ran at ~10 GB/s "
-               "instead of ~47", 0.875, "GB/s", strided_fill_gbps, CALIBRATION,
-               "OUTSTANDING_BURSTS (derived: 0.7 x 10 GB/s over 8 B channels)"),
+               "instead of ~47", 0.875, "GB/s", strided_fill_gbps, VALIDATION),
+        Figure("whole_array 512^3 i16->i32, 32^3 tiles", "npu2", RNL, "| 512³ | i16→i32 | 32³ | 203 µs | 1.32 TOPS |",
+               203, "us", lambda: rnl_us(512, tl.i16, tl.i32, (32, 32, 32)), VALIDATION),
+        Figure("whole_array 512^3 bf16 (bfp16), 32^3 tiles", "npu2", RNL, "| 512³ | bf16 via **bfp16** | 32³ | "
+               "199 µs | 1.35 TFLOPS |", 199, "us", lambda: rnl_us(512, tl.bf16, tl.f32, (32, 32, 32)), VALIDATION),
+        Figure("whole_array 2048^3 bf16 (bfp16), 32^3 tiles", "npu2", RNL, "| 2048³ | bf16 via **bfp16** | 32³ | "
+               "9.71 ms | 1.77 TFLOPS |", 9710, "us", lambda: rnl_us(2048, tl.bf16, tl.f32, (32, 32, 32)),
+               VALIDATION),
+        Figure("whole_array 2048^3 bf16 (bfp16), 64x32x64 tiles", "npu2", RNL, "| 2048³ | bf16 via **bfp16** | "
+               "64×32×64 | 3.70 ms | **4.64 TFLOPS** |", 3700, "us",
+               lambda: rnl_us(2048, tl.bf16, tl.f32, (64, 32, 64)), VALIDATION),
+        Figure("whole_array 2048^3 i8->i32, 64^3 tiles", "npu2", RNL, "| 2048³ | i8→i32 | 64³ | 2.59 ms | "
+               "**6.65 TOPS** |", 2590, "us", lambda: rnl_us(2048, tl.i8, tl.i32, (64, 64, 64)), VALIDATION),
         Figure("vector_scalar_mul DMA per 2 KiB chunk", "npu1", PG4C, "what is the measured number of cycles per "
                "chunk? 512 cycles", 512, "cycles", vector_scalar_mul_dma, VALIDATION),
         Figure("whole-array GEMM 2048^3 i16, % of peak", "npu1", I2735, "~75% for i16 (tile size m=n=k=64)", 75,
@@ -420,13 +474,17 @@ def figures() -> list[Figure]:
         Figure("IRON GEMM 1024x2560x2560 bf16, latency", "npu1", FLM, "| 1024 / 2560 / 2560 | **6364 us** | 8232 us |",
                8232, "us", lambda: iron_gemm_us(1024, 2560, 2560, "npu1"), VALIDATION),
         Figure("IRON GEMM 1024x1536x6144 bf16, latency", "npu2", FLM, "| `iron.operators.GEMM` (same emulated mode) | "
-               "126 MB | 3353 us |", 3353, "us", lambda: iron_gemm_us(1024, 1536, 6144, "npu2"), VALIDATION),
+               "126 MB | 3353 us |", 3353, "us", lambda: FLM_NPU2_FLOOR_US + iron_gemm_us(1024, 1536, 6144, "npu2"),
+               VALIDATION),
         Figure("whole-array 512x1024x4096 bf16, 64x32x128 tiles", "npu2", PR3442, "| current          | "
                "9.83e-3        | 0.920       |", 920, "us", lambda: iron_gemm_us(512, 1024, 4096, "npu2", 64, 32, 128),
                VALIDATION),
         Figure("IRON GEMM 2048^3 bf16, throughput", "npu2", IRON55, "Throughput: 6.961237e+02 GFLOP/s", 696.1,
                "GFLOP/s", lambda: iron_gemm_gflops(2048, 2048, 2048, "npu2"), SHOWN,
                "a question about a low figure on a development branch; the same operator runs 5.8 TFLOPS in [FLM]"),
+        Figure("whole_array 512^3 bf16->f32 (plain bf16), 32^3 tiles", "npu2", RNL, "| 512³ | bf16→f32 | 32³ | "
+               "233 µs | 1.15 TFLOPS |", 233, "us", lambda: rnl_us(512, tl.bf16, tl.f32, (32, 32, 32)), SHOWN,
+               "plain bf16 MACs, a kernel mode the cost model does not price (bf16 is the bfp16-emulated path)"),
         Figure("64^3 i16 matmul, ideal cycles", "npu1", PG4C, "2048 cycles = 262,144/ 64", 2048, "cycles",
                matmul_i16_mac_bound, SHOWN, "conflicting sources: 262,144 / 64 is 4096"),
         Figure("single-core 512^3 bf16, % of peak", "npu1", I1198, "chess ukernel: 152'000 [us]: 43% of peak",

@@ -284,15 +284,22 @@ def scalar_brute_force(spec, sizes, dtypes, device, grid):
 @pytest.mark.parametrize("out", [tl.f32, tl.bf16])
 def test_ilp_matches_scalar_brute_force_with_single_buffered_outputs(out):
     """At 512^3 bf16 on 2 x 2 npu1 cores, the ILP's optimum equals the scalar model's brute force over
-    every candidate. With an f32 C that optimum is the 64^3 tile, whose C fits only single-buffered
-    (a tiler that dropped such tiles would miss it); with a bf16 C, 64^3 double-buffered."""
+    every candidate. With an f32 C that optimum is a tile whose C fits only single-buffered (a tiler
+    that dropped such tiles would miss it); with a bf16 C, a double-buffered one."""
+    from tilelang.devices.abi import STACK_BYTES
+
     dtypes = (tl.bf16, tl.bf16, out)
     sizes = {"m": 512, "k": 512, "n": 512}
     want, tile = scalar_brute_force("mk,kn->mn", sizes, dtypes, "npu1", (2, 2))
     got = tile_contraction("mk,kn->mn", sizes, dtypes, "npu1", cores=(2, 2))
     assert got.estimate == pytest.approx(want)
-    assert got.core == tile == {"m": 64, "k": 64, "n": 64}
-    assert got.out_depth == (1 if out is tl.f32 else 2)
+    assert got.core == tile
+    m, k, n = tile["m"], tile["k"], tile["n"]
+    double = 2 * (2 * m * k + 2 * k * n + out.bits // 8 * m * n) + STACK_BYTES
+    dev = tl.device("npu1")
+    fits_double = double <= dev.memory_bytes(dev.tiles("compute")[0])
+    assert got.out_depth == (2 if fits_double else 1)
+    assert fits_double is (out is tl.bf16)
 
 
 def test_single_buffered_output_tiles_are_candidates_and_pay_their_drain():
@@ -324,16 +331,17 @@ def test_single_buffered_output_tiles_are_candidates_and_pay_their_drain():
 @pytest.mark.parametrize("out", [tl.f32, tl.bf16])
 def test_library_auto_builds_the_c_depth_the_tiler_assumed(out):
     sizes = {"m": 1024, "k": 1024, "n": 1024}
-    t = tile_contraction("mk,kn->mn", sizes, (tl.bf16, tl.bf16, out), "npu1", cores=(4, 4))
+    t = tile_contraction("mk,kn->mn", sizes, (tl.bf16, tl.bf16, out), "npu1", cores=(4, 4), blocks="grid")
     d = tl.library.matmul(1024, 1024, 1024, out_dtype=out, device="npu1", cores=(4, 4), tiling="auto")
     (mac,) = [k for k in d.kernels if k.name == "matmul_acc"]
     a, b = (p.type.shape for p in mac.params[:2])
     assert {"m": a[0], "k": a[1], "n": b[1]} == t.core
     depths = {f.depth for f in d.fifos if f.name.startswith("c_l1_")}
     assert depths == {t.out_depth}
-    # f32 C: the 64^3 tile with one C buffer wins (simulated 59.7% of peak against 54.3% for the best
-    # double-buffered 64x32x64); bf16 C: 64^3 double-buffered
-    assert (t.core, t.out_depth) == ({"m": 64, "k": 64, "n": 64}, 1 if out is tl.f32 else 2)
+    # f32 C: the 64^3 tile with one C buffer wins; bf16 C: a double-buffered C
+    assert t.out_depth == (1 if out is tl.f32 else 2)
+    if out is tl.f32:
+        assert t.core == {"m": 64, "k": 64, "n": 64}
 
 
 def _aie1_cycles(tiling):

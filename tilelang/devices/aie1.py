@@ -14,6 +14,7 @@ AIE1 has no memory tiles: row 0 is the shim row, every other row holds cores.
 
 from __future__ import annotations
 
+from tilelang.devices.aie2 import BURST_LATENCY_NS, DDR_ACCESS_BYTES, OUTSTANDING_BURSTS
 from tilelang.devices.model import Device
 from tilelang.devices.spec import ArchSpec, HostMemory, TileSpec
 from tilelang.devices.switch_rules import AIE1_RULES
@@ -143,9 +144,9 @@ AIE1 = ArchSpec(
 AIE1_HOST_MEMORY = HostMemory(
     bytes_per_second=25.6e9,
     burst_bytes=(64, 128, 256),
-    access_bytes=64,  # estimate, as aie2.py DDR_ACCESS_BYTES: the smallest burst encoding
-    latency_ns=500.0,  # estimate, as aie2.py BURST_LATENCY_NS
-    outstanding=27,  # fitted on npu2, as aie2.py OUTSTANDING_BURSTS (no AIE1 figure)
+    access_bytes=DDR_ACCESS_BYTES,  # estimate (aie2.py): the smallest burst encoding
+    latency_ns=BURST_LATENCY_NS,  # estimate (aie2.py)
+    outstanding=OUTSTANDING_BURSTS,  # fitted on npu2 (aie2.py); no AIE1 figure
     task_queue=0,
     task_issue_ns=0.0,
 )

@@ -205,12 +205,16 @@ DDR_ACCESS_BYTES = 64
 BURST_LATENCY_NS = 500.0
 # Bursts one shim channel keeps in flight. Fitted (no public figure for the limit itself;
 # AM020 "Array Interface DMA Memory Mapped AXI4 Master Interface" gives the 128-bit AXI4 read
-# interface two MM2S channels share, not its outstanding transactions): amd/IRON
-# iron/operators/flm/gemm/README.md reads B in 16-byte runs and "B is ~70% of the bytes a
-# dispatch moves, so the operator ran at ~10 GB/s instead of ~47", on NPU2 with one B shim
-# channel per column (8): 0.7 x 10 / 8 = 0.875 GB/s per channel, which at BURST_LATENCY_NS
-# is 0.875e9 x 500e-9 / 16 = 27 bursts in flight. A calibration row of benchmarks/accuracy.py.
-OUTSTANDING_BURSTS = 27
+# interface two MM2S channels share, not its outstanding transactions) to the published figure
+# the model finds most bound by one shim channel: mlir-aie's whole_array GEMM at 2048^3 i8 ->
+# i32 with 32^3 tiles on npu2's 8 columns, "| 2048³ | i8→i32 | 32³ | 8.73 ms | 1.97 TOPS |"
+# (Jonas-Augustinus-Linus/ryzen-npu-linux docs/MLIR-AIE.md, Strix Point, "NPU time ...
+# excluding host launch overhead"): every tile row is a 32-byte run, and the model spends 73%
+# of that run waiting on one B channel. 15 bursts in flight at BURST_LATENCY_NS simulate 8.77 ms.
+# A calibration row of benchmarks/accuracy.py. (It was 27, fitted to amd/IRON's flm/gemm README
+# 16-byte-run figure, 0.7 x 10 GB/s / 8 = 0.875 GB/s per channel, itself derived; that row is now
+# a validation row, and 27 made every GEMM with 32- to 128-byte runs 1.4x to 2.3x too fast.)
+OUTSTANDING_BURSTS = 15
 # Tasks one shim channel can hold queued: AM020 "Array Interface DMA Memory Mapped AXI4
 # Master Interface": "queue depth is four tasks per channel".
 SHIM_TASK_QUEUE = 4
