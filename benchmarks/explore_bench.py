@@ -20,7 +20,7 @@ buffers C when that fits). Plans are greedy (``plan={"strategy": "greedy"}``): t
 
 4. The same on the GEMM space at 1024^3 on npu2 (npu2's 4 x 8 array: 12 grids, 768 points), at 512^3 on
    npu1 and npu2, and on a second space, ``tl.library.softmax`` 1024 x 512 (rows per call 1-16, fifo depth 1-4, bf16 or f32, every
-   grid: 360 points on npu1, 480 on npu2; no analytic prior for softmax, so explore is TPE alone there).
+   grid: 360 points on npu1, 480 on npu2; softmax's prior is tilelang.explore.prior.softmax_estimate).
    These sweeps ran in a clean checkout of the commit their cache records (``git worktree add --detach``),
    so each is of one version of the code.
 5. Transfer (item 5): the npu2 search with and without ``warm_start=[the npu1 search of the same seed]``,
@@ -184,13 +184,14 @@ def best_of(results: list[dict]) -> float:
 
 
 def prior_quality(sp: tl.Space, results: dict[str, Any]) -> str:
-    """How the tiler's estimate ranks the points against the simulator (Spearman correlation)."""
-    from tilelang.explore.prior import matmul_estimate
+    """How the analytic prior ranks the points against the simulator (Spearman correlation)."""
+    from tilelang.explore.prior import prior_for
 
+    estimate = prior_for(sp.factory)
     est, sim, infeasible_estimated, ok_unestimated = [], [], 0, 0
     for k in sp.keys():
         kw = sp.arguments(k)[0]
-        e, r = matmul_estimate(kw), results[task_id(kw)]
+        e, r = estimate(kw), results[task_id(kw)]
         if r["status"] == "ok" and e is not None:
             est.append(e)
             sim.append(r["metrics"]["cycles"])
@@ -270,10 +271,7 @@ def compare(bench: Bench, results: dict[str, Any]) -> None:
     print(f"exhaustive sweep: {len(sp)} simulations, {sweep_secs / 60:.1f} min of evaluation "
           f"(cached: {bench.cache.relative_to(ROOT)}; made by: {cache['command']} at {cache.get('code', '?')})")
     print(f"optimum: {optimum:.0f} cycles at {best_id}")
-    if sp.factory is tl.library.matmul:
-        print(prior_quality(sp, results))
-    else:
-        print("prior: none for this factory (explore and TPE alone are the same search)")
+    print(prior_quality(sp, results))
     print()
     rows = []
     for seed in SEEDS:
@@ -318,7 +316,7 @@ def transfer(src: Bench, src_results: dict[str, Any], dst: Bench, dst_results: d
     ssp, dsp = src.build(), dst.build()
     optimum = best_of([dst_results[task_id(dsp.arguments(k)[0])] for k in dsp.keys()])
     budget, sbudget = int(len(dsp) * SHARE), int(len(ssp) * SHARE)
-    priors = (True, False) if dsp.factory is tl.library.matmul else (False,)
+    priors = (True, False)
     print(f"== transfer {src.name} -> {dst.name}: budget {budget} on the target; warm start = the source's "
           f"tl.explore trials ({sbudget}, same seed); 'to 2%' / 'to opt' = trials to reach within 2% of the "
           f"target's optimum ({optimum:.0f} cycles) / the optimum itself, '-' = not within the budget")

@@ -1,9 +1,14 @@
-"""The analytic prior: the tiler's cost-model estimate of a point, where the factory has one.
+"""The analytic prior: a cost-model estimate of a point, where the factory has one.
 
 For ``tl.library.matmul`` a point fixes the kernel tile (m, k, n) and the core
 grid; the tiler's model (``tilelang.plan.tiling_model``, what
 ``tl.tile_contraction`` minimises) evaluates exactly that tile and split over
-every memtile block size and keeps the best feasible estimate. That costs
+every memtile block size and keeps the best feasible estimate. For
+``tl.library.softmax`` (a chunked design: one kernel call per chunk of rows, the
+chunks dealt to the cores through the memtiles) it is the slowest of the
+kernel (the simulator's kernel cost model), a core's DMA and its column's
+shim channel per round, over the rounds, plus the first chunk's fill and the
+last one's drain; with one buffer per fifo nothing overlaps. That costs
 milliseconds per point, against seconds for a plan and a simulation, so the
 whole space is ranked before the first simulation and the best-ranked points
 are evaluated first. A point the model finds infeasible, or a factory without
@@ -26,7 +31,7 @@ def prior_for(factory: Callable[..., Any]) -> Prior | None:
     """The prior of a factory, or None when it has none."""
     import tilelang.library as lib
 
-    return {lib.matmul: matmul_estimate}.get(factory)
+    return {lib.matmul: matmul_estimate, lib.softmax: softmax_estimate}.get(factory)
 
 
 def matmul_estimate(kwargs: dict[str, Any]) -> float | None:
@@ -65,3 +70,58 @@ def matmul_estimate(kwargs: dict[str, Any]) -> float | None:
     est = np.where(ev.feasible, ev.estimate, np.inf).ravel()
     best = float(est.min()) if est.size else float("inf")
     return best if np.isfinite(best) else None
+
+
+def softmax_estimate(kwargs: dict[str, Any]) -> float | None:
+    """Cycles of ``tl.library.softmax(**kwargs)`` from its kernel's cost and its data movement.
+
+    Per round every core takes one chunk (``rows_per_tile`` rows) in and one out: its kernel call, its own
+    DMA channel moving the chunk at the stream's width, and a shim channel of its column moving the chunks
+    of the cores it feeds (the library deals a column's cores to one or two shim channels,
+    ``column_groups``) at the rate of DDR runs of one chunk (``Device.shim_run_bytes_per_cycle``). With
+    two or more buffers per fifo these overlap and the slowest binds; with one, a core's input, call and
+    output follow each other, and the shim channel still serves its cores in turn.
+
+    Returns:
+        The estimate, or None (arguments the factory would refuse, or buffers that do not fit a core's or a
+        memory tile's memory).
+    """
+    from simulator.cost import kernel_cycles
+    from tilelang.devices.abi import STACK_BYTES
+    from tilelang.devices.costs import BD_SETUP_CYCLES
+    from tilelang.ir.dtypes import bf16
+    from tilelang.library._common import choose_grid, has_memtiles, resolve_device
+    from tilelang.library._movement import column_groups
+    from tilelang.library.elementwise import row_limits
+    from tilelang.library.softmax import softmax_kernel
+
+    try:
+        dev = resolve_device(kwargs.get("device", "npu1"))
+        rows, cols = int(kwargs["rows"]), int(kwargs["cols"])
+        per, depth = int(kwargs.get("rows_per_tile", 1)), int(kwargs.get("depth", 2))
+        dtype = kwargs.get("dtype", bf16)
+        max_rows, max_cores = row_limits(dev, 1, 1)
+        grid = choose_grid(dev, kwargs.get("cores", 1), "softmax", max_rows=max_rows, max_cores=max_cores)
+        kern = softmax_kernel(per, cols, dtype)
+    except (TileLangError, KeyError, TypeError, ValueError):
+        return None
+    if per <= 0 or depth <= 0 or rows % (grid.cores * per):
+        return None
+    chunk = per * cols * dtype.bits // 8
+    core = dev.tiles("compute")[0]
+    if 2 * depth * chunk + STACK_BYTES > dev.memory_bytes(core):
+        return None
+    if has_memtiles(dev) and 2 * depth * grid.rows * chunk > dev.memory_bytes(dev.tiles("mem")[0]):
+        return None
+    rounds = rows // (grid.cores * per)
+    stream = dev.stream_bits / 8
+    kernel = float(kernel_cycles(kern, dev))
+    move = BD_SETUP_CYCLES + chunk / stream
+    one = BD_SETUP_CYCLES + chunk / float(min(stream, dev.shim_run_bytes_per_cycle(chunk)))
+    groups = column_groups(dev, grid, 1, 1)[0]
+    shim = one * (grid.rows // groups if groups else 1)  # a shim channel's share of one round
+    if depth > 1:
+        per_round = max(kernel, move, shim)
+    else:
+        per_round = max(max(move, one) + kernel + move, shim)
+    return rounds * per_round + one + move + kernel + move
