@@ -57,6 +57,9 @@ from tilelang.library._common import (
     shim_channels,
 )
 from tilelang.library._movement import Move, ShimLimits, issue
+from tilelang.library.cascade_matmul import cascade_matmul, is_cascade
+from tilelang.library.cascade_matmul import pack as cascade_pack
+from tilelang.library.cascade_matmul import unpack as cascade_unpack
 from tilelang.plan.tiling_model import out_depth
 
 
@@ -119,7 +122,7 @@ def _c_depth(dev: Device, m: int, k: int, n: int, in_dtype: DType, out_dtype: DT
 
 def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f32, device: str | Device = "npu1",
            cores: int | tuple[int, int] | None = None, tiling: str | dict = "auto",
-           layout: str = "row-major") -> Design:
+           layout: str = "row-major", cascade: int = 1) -> Design:
     """A GEMM design ``C = A @ B`` with tensors A (M x K), B (K x N), C (M x N).
 
     Args:
@@ -135,6 +138,11 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
         layout: "row-major" (A, B, C as matrices) or "streams" (each host tensor in the
             order its fifos carry it; see the module docstring, :func:`pack_streams` and
             :func:`unpack_streams`). AIE1 needs "streams".
+        cascade: cores per output tile. 1 (the default): the layout above. ``L > 1``: each output tile is
+            computed by a chain of ``L`` cores joined by cascade streams, each core multiplying one K slice
+            and passing its partial sum on (devices without memtiles, ``layout="streams"``; ``cores`` then
+            counts chains, the whole design uses ``L`` times as many; see
+            :mod:`tilelang.library.cascade_matmul`).
 
     Returns:
         The traced design. Each core holds A and B double-buffered and its C
@@ -148,6 +156,10 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
     dev = resolve_device(device)
     if layout not in ("row-major", "streams"):
         raise DesignError(f'matmul: layout must be "row-major" or "streams", got {layout!r}')
+    if not isinstance(cascade, int) or isinstance(cascade, bool) or cascade < 1:
+        raise DesignError(f"matmul: cascade must be a positive int (cores per output tile), got {cascade!r}")
+    if cascade > 1:
+        return cascade_matmul(M, K, N, in_dtype, out_dtype, dev, cores, tiling, layout, cascade)
     grid = _grid(dev, cores)
     m, k, n, auto_depth = _sizes(M, K, N, in_dtype, out_dtype, dev, grid, tiling)
     R, Q = grid.rows, grid.cols
@@ -242,6 +254,8 @@ def pack_streams(design: Design, A: np.ndarray, B: np.ndarray,  # noqa: N803
     Raises:
         DesignError: the design is not a streams matmul, or A, B or C has the wrong shape.
     """
+    if is_cascade(design):
+        return cascade_pack({x: design.tensors[x].shape for x in "AB"}, A, B, C)
     R, Q, bm, bn, steps, m, k, n, staged = _stream_dims(design)
     M, K, N = bm * R * m, steps * k, bn * Q * n  # noqa: N806
     A, B = np.asarray(A), np.asarray(B)  # noqa: N806
@@ -270,6 +284,11 @@ def unpack_streams(design: Design, C: np.ndarray) -> np.ndarray:  # noqa: N803
     Raises:
         DesignError: the design is not a streams matmul, or C has the wrong shape.
     """
+    if is_cascade(design):
+        want = design.tensors["C"].shape
+        if np.asarray(C).shape != tuple(want):
+            raise DesignError(f"unpack_streams: {design.name} gives C of shape {tuple(want)}, got {np.asarray(C).shape}")
+        return cascade_unpack(tuple(want), C)
     R, Q, bm, bn, _, m, _, n, staged = _stream_dims(design)
     want = (Q, bm, bn, R * m, n) if staged else (R, Q, bm, bn, m, n)
     C = np.asarray(C)  # noqa: N806
