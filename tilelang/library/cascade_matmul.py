@@ -45,7 +45,7 @@ from tilelang.ir.types import Tensor, Tile
 from tilelang.library._common import Grid, build_design, has_memtiles, shim_channels
 from tilelang.library._movement import Move, issue
 
-# tile sizes the automatic choice tries (largest work per call first; see _auto_tile)
+# tile sizes the automatic choice tries (see _auto_tile)
 _TILE_MN = (64, 48, 32, 16)
 _TILE_K = (64, 32, 16, 8)
 
@@ -180,7 +180,8 @@ def _tile(M: int, KL: int, N: int, in_dtype: DType, out_dtype: DType, dev: Devic
 
 def _auto_tile(M: int, KL: int, N: int, in_dtype: DType, out_dtype: DType, dev: Device, grid: Grid,  # noqa: N803
                chain: int) -> tuple[int, int, int]:
-    """The tile with the most MACs per kernel call (then the fewest padded cascade rows, then the larger k)
+    """The tile with the most MACs per input element streamed in (``m n / (m + n)``: each core's A and B
+    fifos carry ``(m + n) k`` elements per ``m n k`` MACs; then the fewest padded cascade rows, the larger k)
     among m, n in 64, 48, 32, 16 and k in 64, 32, 16, 8 that divide the sizes, fit a core's memory and
     whose buffers each fit one memory bank, leaving one bank's bytes free: the planner lays buffers out
     bank by bank, and fuller sets may not fit (on AIE1, the 32 x 64 x 32 i16 tile's 25,856 B with
@@ -205,7 +206,7 @@ def _auto_tile(M: int, KL: int, N: int, in_dtype: DType, out_dtype: DType, dev: 
                 biggest = max(m * k * in_dtype.bytes, k * n * in_dtype.bytes, (m + pad) * n * out_dtype.bytes)
                 if _memory(s, in_dtype, out_dtype, 1) > mem - bank or biggest > bank:
                     continue
-                key = (m * n * k, -pad, k, m)
+                key = (m * n / (m + n), -pad, k, m)
                 if best is None or key > best[0]:
                     best = (key, (m, k, n))
     if best is None:
