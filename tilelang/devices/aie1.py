@@ -8,7 +8,8 @@ Sources, cited on each number:
         AIE1TargetModel::getNumDestSwitchboxConnections (master = "out") and
         getNumSourceSwitchboxConnections (slave = "in").
   [UG1079] AI Engine kernel and graph programming guide ("AI Engine Tile
-        Interface", "Memory and DMA Programming").
+        Interface", "Memory and DMA Programming", "AI Engine to PL Interface Performance").
+  [UG1483] Vitis Model Composer user guide ("PLIO Attributes", "Specifying PLIO Frequency").
 AIE1 has no memory tiles: row 0 is the shim row, every other row holds cores.
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from tilelang.devices.aie2 import BURST_LATENCY_NS, DDR_ACCESS_BYTES, OUTSTANDING_BURSTS
 from tilelang.devices.model import Device
-from tilelang.devices.spec import ArchSpec, HostMemory, TileSpec
+from tilelang.devices.spec import ArchSpec, HostMemory, PlioSpec, TileSpec
 from tilelang.devices.switch_rules import AIE1_RULES
 
 AIE1_COMPUTE = TileSpec(
@@ -151,6 +152,24 @@ AIE1_HOST_MEMORY = HostMemory(
     task_issue_ns=0.0,
 )
 
+# PLIO of the VC1902's PL shims (every shim column not in noc_columns; mlir-aie isShimPLTile).
+# Widths: ADF's PLIO widths plio_32_bits / plio_64_bits / plio_128_bits ([UG1079] "adf::PLIO"); 64 bits
+# is the default ([UG1483] "PLIO Attributes": "between the AI Engine interface tile and PL interface,
+# it is 64-bit by default"). PL clock: 500 MHz, the rate [UG1483] "Specifying PLIO Frequency" pairs with
+# 64 bits ("1 GHz 32 bit / 500 MHz 64 bit / 250 MHz 128 bit"); [UG1079] "AI Engine to PL Interface
+# Performance": the PL clock is at most half the AIE clock (--pl-freq, default a quarter), so 500 MHz is
+# within that bound at 1.25 GHz. Wider data "is sequentialized automatically into 32-bit streams within
+# the AI Engine interface tile" ([UG1483]), so a stream carries at most stream_bits a cycle. Channels:
+# [UG1079] "AI Engine to PL Interface Performance": a PL column has "Eight 64-bit slave channels for
+# streaming data into the AI Engine" and "Six 64-bit master channels for streaming data to the PL".
+AIE1_PLIO = PlioSpec(
+    widths_bits=(32, 64, 128),
+    default_bits=64,
+    pl_clock_hz=500e6,
+    channels_in=8,
+    channels_out=6,
+)
+
 XCVC1902 = Device(
     name="xcvc1902",
     family="aie1",
@@ -170,6 +189,7 @@ XCVC1902 = Device(
     # [TMh] VC1902TargetModel nocColumns; [F] devices table
     noc_columns=(2, 3, 6, 7, 10, 11, 18, 19, 26, 27, 34, 35, 42, 43, 46, 47),
     host_memory=AIE1_HOST_MEMORY,
+    plio=AIE1_PLIO,
 )
 
 #: Every AIE1 device this module defines.

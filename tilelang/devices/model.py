@@ -24,7 +24,7 @@ from tilelang.devices.layout import (
     dtype_of,
     port_direction,
 )
-from tilelang.devices.spec import ArchSpec, HostMemory, TileSpec, in_flight_rate
+from tilelang.devices.spec import ArchSpec, HostMemory, PlioSpec, TileSpec, in_flight_rate
 from tilelang.devices.switch_rules import allows
 from tilelang.errors import DesignError
 from tilelang.ir.dtypes import DType
@@ -54,6 +54,7 @@ class Device:
         noc_columns: columns whose shim has a NoC (DDR) connection and a shim DMA.
         host_memory: how the shim DMAs reach DDR (bandwidth, bursts, latency, task
             queue); None: the simulator's defaults for the family (``aie2.py``).
+        plio: the PL shims' PLIO streams (docs/plio.md); None: no PLIO (no PL shims, or none modelled).
     """
 
     name: str
@@ -68,6 +69,7 @@ class Device:
     mem_rows: tuple[int, ...]
     noc_columns: tuple[int, ...]
     host_memory: HostMemory | None = None
+    plio: PlioSpec | None = None
 
     def __post_init__(self) -> None:
         size = (self.cols, self.rows)
@@ -144,6 +146,41 @@ class Device:
         """
         where = self._check(tile)
         return self._kind(where) == "shim" and where[0] in self.noc_columns
+
+    def is_pl_shim(self, tile: Coord) -> bool:
+        """Whether ``tile`` is a shim with only a PL connection (mlir-aie's ``isShimPLTile``).
+
+        Raises:
+            DesignError: the tile is off the array.
+        """
+        where = self._check(tile)
+        return self._kind(where) == "shim" and where[0] not in self.noc_columns
+
+    def plio_width(self, bits: int | None) -> int:
+        """The PLIO width a move asks for (``None``: the device's default), checked against the device.
+
+        Raises:
+            DesignError: the device has no PLIO streams, or not of that width.
+        """
+        if self.plio is None:
+            raise DesignError(f"{self.name} has no PL shims with PLIO streams; host moves there go through NoC shim DMAs")
+        if bits is None:
+            return self.plio.default_bits
+        if bits not in self.plio.widths_bits:
+            raise DesignError(f"{self.name}'s PLIO widths are {list(self.plio.widths_bits)} bits, not {bits}")
+        return bits
+
+    def plio_bytes_per_cycle(self, bits: int) -> float:
+        """Bytes per AIE cycle of one PLIO stream ``bits`` wide: the PL side's rate (width x PL clock),
+        at most the array stream it is sequentialised into (``stream_bits`` a cycle).
+
+        Raises:
+            DesignError: as :meth:`plio_width`.
+        """
+        bits = self.plio_width(bits)
+        assert self.plio is not None
+        pl = bits / 8 * self.plio.pl_clock_hz / self.clock_hz
+        return min(pl, self.stream_bits / 8)
 
     def neighbours(self, tile: Coord) -> list[Coord]:
         """The 4-neighbours of ``tile`` that are on the array, sorted.

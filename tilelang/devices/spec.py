@@ -269,3 +269,29 @@ class HostMemory:
             "task_issue_ns": self.task_issue_ns,
         }
 
+
+
+@dataclass(frozen=True)
+class PlioSpec:
+    """PL I/O (PLIO) streams of a device's PL shims: AXI4-Stream channels between the programmable
+    logic and the array, clocked by the PL and sequentialised to the array's 32-bit streams.
+
+    Attributes:
+        widths_bits: the PLIO widths a design may ask for, in bits.
+        default_bits: the width of a PLIO move that names none.
+        pl_clock_hz: the PL clock assumed for every PLIO stream.
+        channels_in: PL -> array stream channels of one PL shim.
+        channels_out: array -> PL stream channels of one PL shim.
+    """
+
+    widths_bits: tuple[int, ...]
+    default_bits: int
+    pl_clock_hz: float
+    channels_in: int
+    channels_out: int
+
+    def __post_init__(self) -> None:
+        if self.default_bits not in self.widths_bits:
+            raise ValueError(f"PLIO default width {self.default_bits} is not one of {self.widths_bits}")
+        if self.pl_clock_hz <= 0 or self.channels_in <= 0 or self.channels_out <= 0:
+            raise ValueError("a PLIO spec needs a positive PL clock and channel counts")

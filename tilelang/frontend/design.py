@@ -155,7 +155,7 @@ def _resolve_pattern(pattern: object, tensor: TensorArg, loc: str | None) -> Acc
     raise DesignError(located(f"pattern must be tl.tiles(...) or tl.pattern(...), got {pattern!r}", loc))
 
 
-def dma(src: object, dst: object, pattern: object = None, name: str | None = None) -> None:
+def dma(src: object, dst: object, pattern: object = None, name: str | None = None, plio: bool | int = False) -> None:
     """An explicit data movement: tensor -> fifo(s), fifo -> tensor, or fifo -> fifo (through a memtile).
 
     Args:
@@ -164,14 +164,18 @@ def dma(src: object, dst: object, pattern: object = None, name: str | None = Non
         pattern: access pattern on the tensor side (``tl.tiles`` or ``tl.pattern``);
             for fifo -> fifo, a re-layout of each element at the memtile.
         name: the move's name.
+        plio: move the tensor through a PL shim's PL I/O stream (from or to the programmable
+            logic) instead of a NoC shim's DMA from DDR: ``True`` for the device's default
+            width, or a width in bits (docs/plio.md). Host moves only, one fifo each.
 
     Raises:
-        DesignError: for unsupported endpoints or a bad pattern.
+        DesignError: for unsupported endpoints or a bad pattern, or PLIO on a device without it.
     """
     d = _design()
     loc = user_location()
     if d.core is not None:
         raise DesignError(located("tl.dma belongs in the design body, not inside a core", loc))
+    width = _plio_width(d, plio, loc)
     dsts = list(dst) if isinstance(dst, list | tuple) else [dst]
     if not dsts:
         raise DesignError(located("tl.dma needs at least one destination", loc))
@@ -179,6 +183,8 @@ def dma(src: object, dst: object, pattern: object = None, name: str | None = Non
         if not isinstance(e, TensorArg | FifoRef):
             raise DesignError(located(f"tl.dma endpoints are design tensors or fifos, got {e!r}", loc))
     if isinstance(src, FifoRef) and all(isinstance(e, FifoRef) for e in dsts):
+        if width:
+            raise DesignError(located("plio applies to host moves (a tensor and a fifo), not fifo -> fifo links", loc))
         _forward(d, src, dsts, pattern, name, loc)
         return
     tensor = src if isinstance(src, TensorArg) else dsts[0]
@@ -189,10 +195,24 @@ def dma(src: object, dst: object, pattern: object = None, name: str | None = Non
     pat = _resolve_pattern(pattern, tensor, loc)
     ends = [Endpoint(EndpointKind.TENSOR if isinstance(e, TensorArg) else EndpointKind.FIFO, e.name) for e in dsts]
     src_end = Endpoint(EndpointKind.TENSOR if isinstance(src, TensorArg) else EndpointKind.FIFO, src.name)
-    mv = Dma(d.fresh("dma", name, loc), src_end, tuple(ends), pat, loc=loc)
+    if width and len(dsts) != 1:
+        raise DesignError(located("a PLIO move feeds one fifo (one PL stream); give each fifo its own tl.dma", loc))
+    mv = Dma(d.fresh("dma", name, loc), src_end, tuple(ends), pat, loc=loc, plio=width)
     for f in [e for e in [src, *dsts] if isinstance(e, FifoRef)]:
         check_pattern(pat, tensor.decl, f.fifo, d.device, f"dma {mv.name!r}{at(loc)}")
     d.dmas.append(mv)
+
+
+def _plio_width(d: DesignBuilder, plio: object, loc: str | None) -> int:
+    """The PLIO width in bits ``tl.dma(..., plio=...)`` asks for (0: no PLIO), checked against the device."""
+    if plio is False or plio is None:
+        return 0
+    if plio is not True and (isinstance(plio, bool) or not isinstance(plio, int)):
+        raise DesignError(located(f"plio is True or a width in bits, got {plio!r}", loc))
+    try:
+        return d.device.plio_width(None if plio is True else plio)
+    except DesignError as e:
+        raise DesignError(located(f"tl.dma(plio={plio!r}): {e}", loc)) from None
 
 
 def _link_name(d: DesignBuilder, preferred: str, name: str | None, loc: str | None) -> str:

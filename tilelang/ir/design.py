@@ -324,7 +324,9 @@ class Dma:
     """A host move: tensor -> fifo(s) or fifo -> tensor, one entry of the runtime sequence.
 
     ``pattern`` walks the tensor. Moves are issued in program order; moves on
-    one fifo complete one after another.
+    one fifo complete one after another. ``plio``: 0 for a move through a NoC shim's
+    DMA from DDR, else the width in bits of the PL I/O stream of a PL shim that carries
+    it (docs/plio.md).
     """
 
     name: str
@@ -332,9 +334,12 @@ class Dma:
     dsts: tuple[Endpoint, ...]
     pattern: AccessPattern
     loc: str | None = field(default=None, compare=False)
+    plio: int = 0
 
     def __post_init__(self) -> None:
         _check_name(self.name, "dma")
+        if isinstance(self.plio, bool) or not isinstance(self.plio, int) or self.plio < 0:
+            raise DesignError(f"dma {self.name!r}: plio is a stream width in bits (0: no PLIO), got {self.plio!r}")
         if not self.dsts:
             raise DesignError(f"dma {self.name!r} has no destination")
         to_tensor = any(d.kind is EndpointKind.TENSOR for d in self.dsts)

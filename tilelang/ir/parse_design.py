@@ -251,11 +251,15 @@ def _dma(node: Tree, scope: _DesignScope) -> Dma:
     sym, srcs, dsts, attrs_node = node.children
     if len(srcs.children) != 1:
         raise error(srcs.children[1], f"dma {sym} has one source")
-    pattern = as_pattern(required(attributes(attrs_node, ("pattern",)), "pattern", node, f"dma {sym}"))
+    attrs = attributes(attrs_node, ("pattern", "plio"))
+    pattern = as_pattern(required(attrs, "pattern", node, f"dma {sym}"))
+    plio = as_int(attrs["plio"]) if "plio" in attrs else 0
+    if "plio" in attrs and plio <= 0:
+        raise error(attrs["plio"], f"dma {sym}: plio is a PLIO width in bits; a move without PLIO has no plio attribute")
     name = scope.declare(sym, "dma")
     src = _endpoint(srcs.children[0], scope)
     with located(node):
-        return Dma(name, src, tuple(_endpoint(t, scope) for t in dsts.children), pattern)
+        return Dma(name, src, tuple(_endpoint(t, scope) for t in dsts.children), pattern, plio=plio)
 
 
 def _endpoint(tok: Token, scope: _DesignScope) -> Endpoint:

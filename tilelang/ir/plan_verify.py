@@ -42,7 +42,7 @@ from tilelang.ir.descriptors import end_bds, host_end_locks, part_count, set_loc
 from tilelang.ir.liveness import liveness
 from tilelang.ir.plan import FifoEnd, Plan, agent_name
 from tilelang.ir.stream_channels import assign_channels
-from tilelang.ir.verify import HOST, fifo_ends
+from tilelang.ir.verify import HOST, fifo_ends, unplanned_plio
 
 Coord = tuple[int, int]
 MM2S, S2MM = "mm2s", "s2mm"
@@ -54,6 +54,9 @@ def verify_plan(plan: Plan) -> None:
     Raises:
         PlanError: naming the decision, what is wrong and the limit it breaks.
     """
+    unplanned = unplanned_plio(plan.design)
+    if unplanned is not None:
+        raise PlanError(unplanned)
     _complete(plan)
     _placement(plan)
     bad = check_placement(plan.design, plan.placement)

@@ -237,7 +237,10 @@ def _format_link(link: Link) -> str:
 
 def _format_dma(m: Dma) -> str:
     dsts = ", ".join(str(e) for e in m.dsts)
-    return f"dma @{m.name}({m.src} -> {dsts}){format_attrs([('pattern', m.pattern)])}"
+    attrs: list[tuple[str, object]] = [("pattern", m.pattern)]
+    if m.plio:
+        attrs.append(("plio", m.plio))
+    return f"dma @{m.name}({m.src} -> {dsts}){format_attrs(attrs)}"
 
 
 # -- plans --------------------------------------------------------------------------

@@ -416,6 +416,7 @@ def verify_design(design: Design) -> None:
     verify_cascades(design)
     for d in design.dmas:
         _verify_dma(design, d, fifos, tensors)
+    _verify_plio(design)
     for ln in design.links:
         _verify_link(design, ln, fifos)
     _verify_ends(design)
@@ -475,6 +476,42 @@ def _verify_dma(design: Design, d: Dma, fifos: dict[str, Fifo], tensors: dict[st
         check_pattern(d.pattern, tensors[d.tensor], fifos[f], design.device, what)
     if len({fifos[f].elem for f in d.fifos}) > 1:
         raise DesignError(f"{what}: a broadcast needs fifos of one element type")
+    if d.plio:
+        try:
+            design.device.plio_width(d.plio)  # type: ignore[attr-defined]
+        except DesignError as e:
+            raise DesignError(f"{what}: {e}") from None
+        if len(d.fifos) != 1:
+            raise DesignError(f"{what}: a PLIO move feeds or drains one fifo (one PL stream); give each fifo its own move")
+
+
+def unplanned_plio(design: Design) -> str | None:
+    """Why ``design`` cannot be planned for its PLIO moves, or None when it has none.
+
+    The planner does not place, carry or route PLIO streams yet (docs/plio.md), so every layer
+    after the IR refuses them with this message rather than planning them as shim DMA moves.
+    """
+    for d in design.dmas:
+        if d.plio:
+            return (f"dma {d.name!r}{at(d.loc)} (fifo {d.fifos[0]!r}) moves its tensor over a {d.plio}-bit PLIO "
+                    f"stream; placing PLIO streams on PL shims is not supported by the planner yet "
+                    f"(docs/plio.md), so designs with PLIO moves cannot be planned, simulated or emitted")
+    return None
+
+
+def _verify_plio(design: Design) -> None:
+    """Every host move of one fifo goes the same way: a fifo's host end is one shim tile, a NoC shim's
+    DMA or a PL shim's PLIO stream of one width."""
+    way: dict[str, tuple[int, Dma]] = {}
+    for d in design.dmas:
+        for f in d.fifos:
+            first = way.setdefault(f, (d.plio, d))
+            if first[0] != d.plio:
+                def how(w: int) -> str:
+                    return f"PLIO {w} bits" if w else "the shim DMA"
+                raise DesignError(
+                    f"dma {d.name!r}{at(d.loc)}: fifo {f!r} is moved by {how(first[0])} in dma {first[1].name!r} and by "
+                    f"{how(d.plio)} here; a fifo's host moves all go one way")
 
 
 def _verify_link(design: Design, ln: Link, fifos: dict[str, Fifo]) -> None:
