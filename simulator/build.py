@@ -183,7 +183,11 @@ class World:
         rate = stream_bytes_per_cycle(self.device)
         ends = [fp.producer, *fp.consumers]
         shim = any(e.agent == "host" for e in ends)
-        if shim:
+        plio = self.plan.design.plio_of(f.name) if shim else 0
+        if plio:  # a PL shim's PLIO stream: the PL side's rate, no DDR bursts (docs/plio.md)
+            rate = min(rate, self.device.plio_bytes_per_cycle(plio))
+            shim = False
+        elif shim:
             rate = min(rate, self.device.shim_bandwidth_bytes_per_cycle())
         links = sorted({e.agent[5:] for e in ends if e.agent.startswith("link:")})
         tracks = [self.channel_tracks[c.name] for c in channels] if self.trace is not None else []

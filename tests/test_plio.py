@@ -108,21 +108,96 @@ def test_device_data():
         tl.device("npu1").plio_bytes_per_cycle(64)
 
 
-def test_later_layers_refuse_plio():
+def test_placement_on_pl_shims():
     d = build()
-    x = np.arange(4 * N, dtype=np.int32)
-    with pytest.raises(tl.PlanError, match="dma 'dma0'.*fifo 'a'.*64-bit PLIO.*not supported by the planner"):
-        tl.plan(d)
-    with pytest.raises(tl.PlanError, match="not supported by the planner"):
-        tl.simulate(d, x)
+    for strategy in ("greedy", "ilp"):
+        p = tl.plan(d, strategy=strategy)
+        for name in ("a", "c"):
+            fp = p.fifos[name]
+            host = fp.producer if fp.producer.agent == "host" else fp.consumers[0]
+            col, row = host.tile
+            # a PL shim: row 0, a column mlir-aie's VC1902 model gives no NoC
+            assert row == 0 and col not in (2, 3, 6, 7, 10, 11, 18, 19, 26, 27, 34, 35, 42, 43, 46, 47), (strategy, name)
+        text = tl.ir.print(p)
+        assert tl.ir.print(tl.ir.parse(text)) == text
+    plain = tl.plan(build(plio_in=False, plio_out=False), strategy="greedy")
+    assert tl.device("xcvc1902").is_noc_shim(plain.fifos["a"].producer.tile)
 
 
-def test_plan_text_with_plio_refused():
-    """A plan whose design gains a PLIO move (edited text) is refused by the plan verifier."""
-    plain = build(plio_in=False, plio_out=False)
-    p = tl.plan(plain, strategy="greedy")
+def _moved_host_end(text: str, fifo: str, old: str, new: str) -> str:
+    line = next(ln for ln in text.splitlines() if ln.strip().startswith(f"fifo @{fifo} ") and "host" in ln)
+    assert old in line, line
+    return text.replace(line, line.replace(old, new, 1), 1)
+
+
+def test_plan_verifier_checks_plio_ends():
+    p = tl.plan(build(), strategy="greedy")
     text = tl.ir.print(p)
-    edited = text.replace("repeat = 1>}", "repeat = 1>, plio = 64}", 1)
-    assert edited != text
-    with pytest.raises(tl.ParseError, match="plan @plio_triple: dma 'dma0'.*not supported by the planner"):
-        tl.ir.parse(edited)
+    tile = "({}, {})".format(*p.fifos["a"].producer.tile)
+    with pytest.raises(tl.ParseError, match="not a PL shim tile; the fifo's host moves are 64-bit PLIO streams"):
+        tl.ir.parse(_moved_host_end(text, "a", tile, "(2, 0)"))
+    plain = tl.plan(build(plio_in=False, plio_out=False), strategy="greedy")
+    ptext = tl.ir.print(plain)
+    ptile = "({}, {})".format(*plain.fifos["a"].producer.tile)
+    with pytest.raises(tl.ParseError, match="not a NoC shim tile"):
+        tl.ir.parse(_moved_host_end(ptext, "a", ptile, "(0, 0)"))
+
+
+def test_too_many_plio_streams_is_a_plan_error():
+    """More PL -> array streams than every PL shim has (34 x 8) cannot be placed; the error names a move."""
+    @tl.kernel
+    def add(a: tl.Tile[(8,), tl.i32], c: tl.Tile[(8,), tl.i32]):
+        c[...] = a + 1
+
+    def many(X: tl.Tensor[(8 * 300,), tl.i32], C: tl.Tensor[(8 * 300,), tl.i32]):
+        for i in range(300):
+            a = tl.fifo(tl.Tile[(8,), tl.i32], name=f"a{i}")
+            c = tl.fifo(tl.Tile[(8,), tl.i32], name=f"c{i}")
+
+            def body(a=a, c=c):
+                x, y = a.acquire(), c.acquire()
+                add(x, y)
+                a.release()
+                c.release()
+
+            tl.core(name=f"w{i}")(body)
+            tl.dma(X, a, pattern=tl.pattern(offset=8 * i, sizes=[8], strides=[1]), plio=True)
+            tl.dma(c, C, pattern=tl.pattern(offset=8 * i, sizes=[8], strides=[1]))
+
+    d = tl.design(device="xcvc1902")(many)
+    with pytest.raises(tl.PlanError, match="PLIO stream channels.*host move into a"):
+        tl.plan(d, strategy="greedy")
+
+
+def _busy_per_transfer(width: int) -> float:
+    p = tl.plan(build(plio_in=width, plio_out=width), strategy="greedy")
+    res = tl.simulate(p, X=np.arange(4 * N, dtype=np.int32))
+    assert np.array_equal(res.outputs["C"], np.arange(4 * N, dtype=np.int32) * 3)
+    assert res.stats.ddr_bytes_read == 0 and res.stats.ddr_bytes_written == 0  # the PL side, not DDR
+    s = res.stats.fifos["a"]
+    return s.busy / s.transfers
+
+
+def test_simulation_numbers_and_plio_rate():
+    """A tile of 1 KiB takes 1024 / (width / 8 x 500 MHz / 1.25 GHz) cycles (at most 4 B a cycle, the
+    32-bit stream): 320 at 64 bits, 640 at 32, 256 at 128. Differences cancel the route's latency."""
+    b32, b64, b128 = (_busy_per_transfer(w) for w in (32, 64, 128))
+    assert b64 - b128 == pytest.approx(1024 / (8 * 0.4) - 1024 / 4)
+    assert b32 - b128 == pytest.approx(1024 / (4 * 0.4) - 1024 / 4)
+
+
+def test_timing_mode_equals_timed():
+    p = tl.plan(build(), strategy="greedy")
+    x = np.arange(4 * N, dtype=np.int32)
+    timed = tl.simulate(p, X=x)
+    timing = tl.simulate(p, mode="timing", X=x)
+    assert timed.cycles == timing.cycles
+    noc = tl.simulate(tl.plan(build(plio_in=False, plio_out=False), strategy="greedy"), X=x)
+    assert noc.stats.ddr_bytes_read == 4 * N * 4
+
+
+def test_mlir_refuses_plio():
+    p = tl.plan(build(), strategy="greedy")
+    for level in ("objectfifo", "physical"):
+        with pytest.raises(tl.TileLangError, match="dma 'dma0' .*PLIO stream; the MLIR backend does not emit"):
+            tl.emit_mlir(p, level=level)

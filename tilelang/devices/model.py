@@ -232,6 +232,19 @@ class Device:
         """Whether host moves run from an NPU-style runtime sequence (else static shim BD chains)."""
         return self.arch.host_sequence
 
+    def end_channels(self, tile: Coord, direction: str) -> int:
+        """Channels a streamed fifo end may use on ``tile`` in one direction: its DMA channels, or on a PL
+        shim its PLIO stream channels (``mm2s``: PL -> array, ``s2mm``: array -> PL; 0 without PLIO).
+
+        Raises:
+            DesignError: the tile is off the array or the direction is unknown.
+        """
+        if self.is_pl_shim(tile):
+            if self.plio is None:
+                return 0
+            return self.plio.channels_in if dma_direction(direction) == "mm2s" else self.plio.channels_out
+        return self.dma_channels(tile, direction)
+
     def dma_channels(self, tile: Coord, direction: str) -> int:
         """DMA channels of ``tile`` in one direction.
 

@@ -62,6 +62,8 @@ def host_end_bds(design: Design, fifo: str) -> int:
     as rings, and needs at least one per channel). AIE1: one per move on the
     fifo, since the shim's BD chain lists every move (backends/mlir/host_shim.py).
     """
+    if design.plio_of(fifo):
+        return 0  # a PLIO stream: the PL side moves the data, the PL shim has no DMA
     if design.device.host_sequence:
         return 1
     return max(1, sum(1 for d in design.dmas if fifo in d.fifos))
@@ -114,11 +116,13 @@ def set_locks(device: Device, depth: int, parts: int = 1) -> int:
     return 2 * parts
 
 
-def host_end_locks(device: Device) -> int:
-    """Locks a host (shim) end needs.
+def host_end_locks(device: Device, tile: Coord | None = None) -> int:
+    """Locks a host (shim) end needs (on ``tile`` when given: none on a PL shim, which streams PLIO).
 
     On AIE2 the runtime sequence synchronises host moves through task completion
     (``aiex.npu.dma_wait``, AIE_FACTS "mlir-aie dialect"), not shim locks; on AIE1
     each shim channel's BD chain is guarded by one lock (backends/mlir/host_shim.py).
     """
+    if tile is not None and device.is_pl_shim(tile):
+        return 0
     return 0 if device.host_sequence else 1

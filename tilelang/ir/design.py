@@ -460,6 +460,10 @@ class Design:
         """Host tensors by name, in argument order."""
         return {t.name: t for t in self.params}
 
+    def plio_of(self, fifo: str) -> int:
+        """The PLIO width in bits of ``fifo``'s host moves (0: none, or moved by a NoC shim's DMA)."""
+        return next((d.plio for d in self.dmas if fifo in d.fifos), 0)
+
     def fifo(self, name: str) -> Fifo:
         for f in self.fifos:
             if f.name == name:

@@ -42,7 +42,7 @@ from tilelang.ir.descriptors import end_bds, host_end_locks, part_count, set_loc
 from tilelang.ir.liveness import liveness
 from tilelang.ir.plan import FifoEnd, Plan, agent_name
 from tilelang.ir.stream_channels import assign_channels
-from tilelang.ir.verify import HOST, fifo_ends, unplanned_plio
+from tilelang.ir.verify import HOST, fifo_ends
 
 Coord = tuple[int, int]
 MM2S, S2MM = "mm2s", "s2mm"
@@ -54,9 +54,6 @@ def verify_plan(plan: Plan) -> None:
     Raises:
         PlanError: naming the decision, what is wrong and the limit it breaks.
     """
-    unplanned = unplanned_plio(plan.design)
-    if unplanned is not None:
-        raise PlanError(unplanned)
     _complete(plan)
     _placement(plan)
     bad = check_placement(plan.design, plan.placement)
@@ -133,7 +130,11 @@ def _check_end_tile(plan: Plan, fifo: str, e: FifoEnd) -> None:
     what = f"fifo {fifo!r}: the end of {e.agent}"
     _kind(dev, e.tile, what)
     if e.agent == HOST:
-        if not dev.is_noc_shim(e.tile):
+        plio = plan.design.plio_of(fifo)
+        if plio and not dev.is_pl_shim(e.tile):
+            raise PlanError(f"{what} is on {_t(e.tile)}, which is not a PL shim tile; the fifo's host moves are "
+                            f"{plio}-bit PLIO streams, which enter and leave the array at PL shims")
+        if not plio and not dev.is_noc_shim(e.tile):
             raise PlanError(f"{what} is on {_t(e.tile)}, which is not a NoC shim tile; host ends are on NoC shims")
         return
     kind, name = e.agent.split(":", 1)
@@ -151,7 +152,7 @@ def _carriage(plan: Plan) -> None:
             continue
         for e, direction in ((fp.producer, MM2S), *((c, S2MM) for c in fp.consumers)):
             what = f"fifo {name!r}: the {direction.upper()} end of {e.agent} on {_t(e.tile)}"
-            n = dev.dma_channels(e.tile, direction)
+            n = dev.end_channels(e.tile, direction)
             if e.channel is None:
                 raise PlanError(f"{what} has no DMA channel, but the fifo is streamed")
             if not 0 <= e.channel < n:
@@ -290,7 +291,7 @@ def _budgets(plan: Plan) -> None:
                 first, size = dev.bd_pool(e.tile, e.channel)  # type: ignore[arg-type]
                 pools[(e.tile, first, size)].append((who, end_bds(design, name, e.agent)))
                 if e.agent == HOST:
-                    n = host_end_locks(dev)
+                    n = host_end_locks(dev, e.tile)
                 elif e.agent.startswith("core:"):
                     n = set_locks(dev, depth)
                 else:

@@ -485,20 +485,6 @@ def _verify_dma(design: Design, d: Dma, fifos: dict[str, Fifo], tensors: dict[st
             raise DesignError(f"{what}: a PLIO move feeds or drains one fifo (one PL stream); give each fifo its own move")
 
 
-def unplanned_plio(design: Design) -> str | None:
-    """Why ``design`` cannot be planned for its PLIO moves, or None when it has none.
-
-    The planner does not place, carry or route PLIO streams yet (docs/plio.md), so every layer
-    after the IR refuses them with this message rather than planning them as shim DMA moves.
-    """
-    for d in design.dmas:
-        if d.plio:
-            return (f"dma {d.name!r}{at(d.loc)} (fifo {d.fifos[0]!r}) moves its tensor over a {d.plio}-bit PLIO "
-                    f"stream; placing PLIO streams on PL shims is not supported by the planner yet "
-                    f"(docs/plio.md), so designs with PLIO moves cannot be planned, simulated or emitted")
-    return None
-
-
 def _verify_plio(design: Design) -> None:
     """Every host move of one fifo goes the same way: a fifo's host end is one shim tile, a NoC shim's
     DMA or a PL shim's PLIO stream of one width."""

@@ -116,6 +116,13 @@ class Carriage:
 # -- the decision -------------------------------------------------------------------------
 
 
+def host_shims(device: Device, plio: int) -> list[Coord]:
+    """The shims a fifo's host end may take: NoC shims (a shim DMA from DDR), or PL shims for a fifo
+    whose host moves are PLIO streams (``plio`` bits; docs/plio.md)."""
+    shims = device.tiles("shim")
+    return [t for t in shims if device.is_pl_shim(t)] if plio else [t for t in shims if device.is_noc_shim(t)]
+
+
 def common_memories(device: Device, a: Coord, b: Coord) -> tuple[Coord, ...]:
     """Memories both cores at ``a`` and ``b`` reach; producer's own first, then the consumer's, then others."""
     both = set(device.shared_memory_tiles(a)) & set(device.shared_memory_tiles(b))

@@ -18,7 +18,7 @@ from tilelang.ir.cascade import check_placement
 from tilelang.ir.design import Design
 from tilelang.ir.plan import BufferPlacement, FifoEnd, FifoPlan, Plan, Route, SolveInfo
 from tilelang.ir.stream_channels import assign_channels
-from tilelang.ir.verify import unplanned_plio, verify_design
+from tilelang.ir.verify import verify_design
 from tilelang.plan.bank_fit import first_fit_banks
 from tilelang.plan.bank_ilp import ilp_banks
 from tilelang.plan.bank_weights import contention
@@ -141,9 +141,6 @@ def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: 
     """
     solver = _check_args(design, solver, time_limit, strategy)
     verify_design(design)
-    unplanned = unplanned_plio(design)
-    if unplanned is not None:
-        raise PlanError(unplanned)
     start = time.monotonic()
     deadline = clock() + float(time_limit)
     timings: dict[str, float] = {}

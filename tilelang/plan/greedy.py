@@ -21,7 +21,16 @@ from tilelang.errors import PlanError
 from tilelang.ir.descriptors import end_bds, host_end_locks
 from tilelang.ir.plan import agent_name
 from tilelang.ir.verify import HOST
-from tilelang.plan.carriage import LINK_PORTS, MM2S, S2MM, Placement, common_memories, link_needs, memtile_ports
+from tilelang.plan.carriage import (
+    LINK_PORTS,
+    MM2S,
+    S2MM,
+    Placement,
+    common_memories,
+    host_shims,
+    link_needs,
+    memtile_ports,
+)
 from tilelang.plan.cascades import place_chains
 from tilelang.plan.fabric import hops, manhattan
 from tilelang.plan.problem import Coord, FifoSpec, Problem
@@ -262,24 +271,26 @@ def place_links(problem: Problem, cores: dict[str, Coord]) -> dict[str, Coord]:
 
 
 def place_hosts(problem: Problem, cores: dict[str, Coord], links: dict[str, Coord]) -> dict[str, Coord]:
-    """The shim of every fifo's host end: the nearest NoC shim with a DMA channel in its direction, BDs and
-    locks left (column order on ties); when none has, the nearest one (the resource checks then report it)."""
+    """The shim of every fifo's host end: the nearest NoC shim (PL shim for a PLIO fifo) with a DMA (PLIO)
+    channel in its direction, BDs and locks left (column order on ties); when none has, the nearest one (the
+    resource checks then report it)."""
     dev = problem.device
-    shims = [t for t in dev.tiles("shim") if dev.is_noc_shim(t)]
-    if not shims and any(HOST in f.agents for f in problem.fifos):
-        raise PlanError(f"{dev.name} has no NoC shim tiles for host moves")
-    used = {s: {S2MM: 0, MM2S: 0, "bds": 0, "locks": 0} for s in shims}
-    locks = host_end_locks(dev)
+    used = {s: {S2MM: 0, MM2S: 0, "bds": 0, "locks": 0} for s in dev.tiles("shim")}
     hosts: dict[str, Coord] = {}
     for f in problem.fifos:
         if HOST not in f.agents:
             continue
+        shims = host_shims(dev, problem.design.plio_of(f.name))
+        if not shims:
+            kind = "PL shim tiles for PLIO streams" if problem.design.plio_of(f.name) else "NoC shim tiles"
+            raise PlanError(f"{dev.name} has no {kind}, which the host end of fifo {f.name!r} needs")
+        locks = host_end_locks(dev, shims[0])
         d = MM2S if f.producer == HOST else S2MM
         near = _partner_tiles(problem, f, HOST, cores, links)
         bds = end_bds(problem.design, f.name, HOST)
 
-        def cost(s: Coord, d=d, near=near, f=f, bds=bds) -> tuple:
-            full = (used[s][d] >= dev.dma_channels(s, d) or used[s]["bds"] + bds > dev.buffer_descriptors(s)
+        def cost(s: Coord, d=d, near=near, f=f, bds=bds, locks=locks) -> tuple:
+            full = (used[s][d] >= dev.end_channels(s, d) or used[s]["bds"] + bds > dev.buffer_descriptors(s)
                     or used[s]["locks"] + locks > dev.locks(s))
             return (full, sum(manhattan(s, p) for p in near) * f.traffic, s)
 

@@ -29,7 +29,7 @@ import pulp
 from tilelang.devices.abi import STACK_BYTES
 from tilelang.devices.cascade_rules import cascade_targets
 from tilelang.ir.verify import HOST
-from tilelang.plan.carriage import MM2S, S2MM, Placement, common_memories, link_needs, memtile_ports
+from tilelang.plan.carriage import MM2S, S2MM, Placement, common_memories, host_shims, link_needs, memtile_ports
 from tilelang.plan.cascades import cascade_pairs
 from tilelang.plan.fabric import hops, manhattan
 from tilelang.plan.placement_grid import grid_term
@@ -95,9 +95,9 @@ class PlacementModel:
             self._add(f"core:{c}", f"x{i}", tiles, home)
         for i, ln in enumerate(self.p.links):
             self._add(f"link:{ln.name}", f"y{i}", dev.tiles("mem"), self.start.links[ln.name])
-        shims = [t for t in dev.tiles("shim") if dev.is_noc_shim(t)]
         for i, f in enumerate(self.p.fifos):
             if HOST in f.agents:
+                shims = host_shims(dev, self.p.design.plio_of(f.name))
                 self._add(f"host@{f.name}", f"z{i}", shims, self.start.hosts[f.name])
 
     def _add(self, key: str, tag: str, tiles: list[Coord], home: Coord) -> None:
@@ -246,7 +246,7 @@ class PlacementModel:
                     self.prob += pulp.lpSum(use) <= cap, f"m{k}_{m[0]}_{m[1]}"
 
     def shims(self) -> None:
-        """Host ends within each shim's DMA channels per direction."""
+        """Host ends within each shim's DMA channels (a PL shim's PLIO channels) per direction."""
         for s in sorted({t for k, a in self.assign.items() if k.startswith("host@") for t in a}):
             for d in (MM2S, S2MM):
                 ends = [
@@ -255,7 +255,7 @@ class PlacementModel:
                     if HOST in f.agents and (f.producer == HOST) == (d == MM2S)
                 ]
                 if ends:
-                    self.prob += pulp.lpSum(ends) <= self.dev.dma_channels(s, d), f"sh_{d}_{s[0]}_{s[1]}"
+                    self.prob += pulp.lpSum(ends) <= self.dev.end_channels(s, d), f"sh_{d}_{s[0]}_{s[1]}"
 
     def result(self, values: dict[str, float]) -> Placement:
         """The placement a solution's values pick."""

@@ -62,8 +62,8 @@ def tile_usage(device: Device, carriage: Carriage, shared_at: dict[str, Coord]) 
         u.bds += e.bds
         channel = carriage.channels[(e.fifo, e.agent)]
         u.pools[bd_pool(device, e.tile, channel)].append((e, channel))
-        if e.agent == HOST and host_end_locks(device):
-            u.locks += host_end_locks(device)
+        if e.agent == HOST and host_end_locks(device, e.tile):
+            u.locks += host_end_locks(device, e.tile)
             u.lock_users.append(f"host end of {e.fifo}")
     for s in carriage.buffer_sets:
         tile = shared_at.get(s.fifo, s.tiles[0]) if s.fifo in carriage.shared else s.tiles[0]
@@ -81,11 +81,12 @@ def check_tiles(device: Device, carriage: Carriage, shared_at: dict[str, Coord])
     for tile, u in sorted(tile_usage(device, carriage, shared_at).items()):
         for direction in ("mm2s", "s2mm"):
             ends = u.ends.get(direction, [])
-            have = device.dma_channels(tile, direction)
+            have = device.end_channels(tile, direction)
             if len(ends) > have:
                 users = ", ".join(who(e) for e in ends)
+                kind = "PLIO stream" if device.is_pl_shim(tile) else "DMA"
                 raise PlanError(
-                    f"tile {fmt_tile(tile)} ({device.tile_kind(tile)}) has {have} {direction.upper()} DMA channels, "
+                    f"tile {fmt_tile(tile)} ({device.tile_kind(tile)}) has {have} {direction.upper()} {kind} channels, "
                     f"{len(ends)} needed: {users}"
                 )
         _check_pools(device, tile, u)
