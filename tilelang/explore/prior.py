@@ -79,8 +79,9 @@ def softmax_estimate(kwargs: dict[str, Any]) -> float | None:
     DMA channel moving the chunk at the stream's width, and a shim channel of its column moving the chunks
     of the cores it feeds (the library deals a column's cores to one or two shim channels,
     ``column_groups``) at the rate of DDR runs of one chunk (``Device.shim_run_bytes_per_cycle``). With
-    two or more buffers per fifo these overlap and the slowest binds; with one, a core's input, call and
-    output follow each other, and the shim channel still serves its cores in turn.
+    two or more buffers per fifo these overlap and the slowest binds; with one, a call waits for its input
+    and for its output buffer to drain (the next input and the last output move at the same time), and
+    the shim channel still serves its cores in turn.
 
     Returns:
         The estimate, or None (arguments the factory would refuse, or buffers that do not fit a core's or a
@@ -122,6 +123,6 @@ def softmax_estimate(kwargs: dict[str, Any]) -> float | None:
     shim = one * (grid.rows // groups if groups else 1)  # a shim channel's share of one round
     if depth > 1:
         per_round = max(kernel, move, shim)
-    else:
-        per_round = max(max(move, one) + kernel + move, shim)
+    else:  # the call waits for its input and for the last output's buffer; those two moves overlap
+        per_round = max(kernel + max(move, one), shim)
     return rounds * per_round + one + move + kernel + move
