@@ -196,8 +196,22 @@ def test_timing_mode_equals_timed():
     assert noc.stats.ddr_bytes_read == 4 * N * 4
 
 
-def test_mlir_refuses_plio():
+def test_mlir_accepted_by_aie_opt():
+    """Both levels go through mlir-aie's flow (objectfifo lowering, routing, buffer addresses): the
+    objectfifo level's fifos carry plio = true, which mlir-aie lowers to flows from and to the PL shim's
+    PLIO port and PLIO shim allocations; the physical level's switchboxes take the PL shim's South ports."""
+    pytest.importorskip("mlir.ir")
+    from tilelang.backends.mlir import vendor
+
+    if vendor.missing_tools_reason():
+        pytest.skip(vendor.missing_tools_reason())
     p = tl.plan(build(), strategy="greedy")
-    for level in ("objectfifo", "physical"):
-        with pytest.raises(tl.TileLangError, match="dma 'dma0' .*PLIO stream; the MLIR backend does not emit"):
-            tl.emit_mlir(p, level=level)
+    col = p.fifos["a"].producer.tile[0]
+    obj = vendor.compile_text(tl.emit_mlir(p, level="objectfifo"), "objectfifo")
+    lowered = obj.modules["lower"]
+    assert f"aie.flow(%shim_pl_tile_{col}_0, PLIO : 0," in lowered
+    assert f"aie.shim_dma_allocation @a_shim_alloc(%shim_pl_tile_{col}_0, MM2S, 0) {{plio = true}}" in lowered
+    assert "aie.external_buffer" not in lowered  # the PL side holds the tensors, not DDR
+    phys = vendor.compile_text(tl.emit_mlir(p, level="physical"), "physical")
+    assert f"%shim_pl_tile_{col}_0 = aie.tile({col}, 0)" in phys.modules["lower"]
+    assert "aie.shim_dma" not in phys.modules["lower"]

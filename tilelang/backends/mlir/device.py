@@ -54,16 +54,10 @@ def open_device(plan: Plan, module: object) -> DeviceModule:
     """Create ``aie.device`` in ``module`` (its body left open for the level to fill).
 
     Raises:
-        TileLangError: mlir-aie has no device of that name, or the design has PLIO moves.
+        TileLangError: mlir-aie has no device of that name.
     """
     m = mlir()
     design = plan.design
-    plio = next((d for d in design.dmas if d.plio), None)
-    if plio is not None:
-        raise TileLangError(
-            f"dma {plio.name!r} (fifo {plio.fifos[0]!r}) is a {plio.plio}-bit PLIO stream; the MLIR backend does not "
-            f"emit PLIO streams yet (docs/plio.md): plan and simulate the design, or move the tensor by a shim DMA"
-        )
     try:
         dev = device_id(design.device.name)
     except KeyError:

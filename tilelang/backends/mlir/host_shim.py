@@ -22,7 +22,7 @@ from tilelang.errors import PlanError
 
 def external_buffers(dm: DeviceModule) -> dict[str, object]:
     """``aie.external_buffer`` for every host tensor the moves touch, by tensor name."""
-    used = {d.tensor for d in dm.design.dmas}
+    used = {d.tensor for d in dm.design.dmas if not d.plio}  # PLIO tensors live on the PL side
     out = {}
     for t in dm.design.params:
         if t.name in used:

@@ -83,6 +83,8 @@ def host_moves(plan: Plan, per_channel: bool = False) -> list[HostMove]:
     design, device = plan.design, plan.device
     out: list[HostMove] = []
     for d in design.dmas:
+        if d.plio:
+            continue  # a PLIO stream: the PL side moves it, no shim BD or runtime transfer (docs/plio.md)
         tensor = design.tensors[d.tensor]
         seen: set[tuple] = set()
         for f in d.fifos:

@@ -96,6 +96,10 @@ def _objectfifo(dm: DeviceModule, f: Fifo, layout: tuple[tuple[int, int], ...]) 
     }
     if not fp.shared and _shares_memory(dm.plan, f.name):
         attrs["via_DMA"] = aie_ops.boolean(True)  # the plan streams it; mlir-aie would share it
+    if dm.design.plio_of(f.name):
+        # mlir-aie's objectfifo lowering turns a PL shim end with plio = true into an aie.flow from or to
+        # the shim's PLIO port and an aie.shim_dma_allocation {plio = true} (docs/plio.md)
+        attrs["plio"] = aie_ops.boolean(True)
     aie_ops.create("aie.objectfifo", operands, attrs)
 
 

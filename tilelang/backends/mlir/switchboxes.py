@@ -45,7 +45,10 @@ def _end_at(dm: DeviceModule, fifo: str, tile: Coord) -> FifoEnd:
 
 
 def _dma_port(dm: DeviceModule, tile: Coord, direction: str, channel: int) -> Port:
-    """The switchbox port a DMA channel meets: the DMA bundle, or on a shim the mux's port."""
+    """The switchbox port a DMA channel meets: the DMA bundle, or on a shim the mux's port; on a PL shim
+    a PLIO stream's channel is the South port of that number (the PL side of the switch)."""
+    if dm.plan.device.is_pl_shim(tile):
+        return ("South", channel)
     if dm.plan.device.tile_kind(tile) == "shim":
         return ("South", SHIM_MUX_PORT[(direction, channel)])
     return ("DMA", channel)
@@ -72,7 +75,10 @@ def connections(dm: DeviceModule) -> tuple[dict[Coord, list[Connect]], dict[Coor
         if src_ch is None:
             raise PlanError(f"route {name!r}: its producer has no DMA channel")
         arrive: dict[Coord, Port] = {route.source: _dma_port(dm, route.source, "mm2s", src_ch)}
-        if device.tile_kind(route.source) == "shim":
+        if device.is_pl_shim(route.source):
+            # mlir-aie's router passes a PL stream through the shim mux on its own port number
+            muxes.setdefault(route.source, []).append((("South", src_ch), ("North", src_ch)))
+        elif device.tile_kind(route.source) == "shim":
             muxes.setdefault(route.source, []).append((("DMA", src_ch), ("North", SHIM_MUX_PORT[("mm2s", src_ch)])))
         for a, b in route_hops(name, route):
             k = channel[(name, (a, b))]
@@ -86,7 +92,7 @@ def connections(dm: DeviceModule) -> tuple[dict[Coord, list[Connect]], dict[Coor
             if end.channel is None:
                 raise PlanError(f"route {name!r}: the consumer at {d} has no DMA channel")
             boxes.setdefault(d, []).append((arrive[d], _dma_port(dm, d, "s2mm", end.channel)))
-            if device.tile_kind(d) == "shim":
+            if device.tile_kind(d) == "shim" and not device.is_pl_shim(d):
                 muxes.setdefault(d, []).append((("North", SHIM_MUX_PORT[("s2mm", end.channel)]), ("DMA", end.channel)))
     for tile, conns in sorted(boxes.items()):
         for src, dst in conns:
