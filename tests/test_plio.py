@@ -215,3 +215,26 @@ def test_mlir_accepted_by_aie_opt():
     phys = vendor.compile_text(tl.emit_mlir(p, level="physical"), "physical")
     assert f"%shim_pl_tile_{col}_0 = aie.tile({col}, 0)" in phys.modules["lower"]
     assert "aie.shim_dma" not in phys.modules["lower"]
+
+
+def test_pl_shims_are_mlir_aies():
+    """Every shim tilelang takes as a PL shim is one mlir-aie's VC1902 model names ``shim_pl_tile`` (its
+    isShimPLTile), every other one ``shim_noc_tile``."""
+    pytest.importorskip("mlir.ir")
+    from tilelang.backends.mlir import vendor
+
+    if vendor.missing_tools_reason():
+        pytest.skip(vendor.missing_tools_reason())
+    vc = tl.device("xcvc1902")
+    tiles = "\n".join(f"    %t{c} = aie.tile({c}, 0)" for c in range(vc.cols))
+    text = vendor.pretty(f"module {{\n  aie.device(xcvc1902) {{\n{tiles}\n  }}\n}}\n")
+    for c in range(vc.cols):
+        kind = "pl" if vc.is_pl_shim((c, 0)) else "noc"
+        assert f"%shim_{kind}_tile_{c}_0 = aie.tile({c}, 0)" in text, c
+
+
+def test_plan_json_round_trip():
+    p = tl.plan(build(plio_in=True, plio_out=32), strategy="greedy")
+    back = tl.ir.plan.Plan.from_json(p.to_json())
+    assert back.to_json() == p.to_json()
+    assert back.design.plio_of("a") == 64 and back.design.plio_of("c") == 32
