@@ -147,7 +147,8 @@ class World:
         key = (end.tile, direction, end.channel)
         ch = self.channels.get(key)
         if ch is None:
-            kind = self.device.tile_kind(end.tile)
+            # a PL shim's channels are PLIO streams, named so (docs/plio.md)
+            kind = "plio" if self.device.is_pl_shim(end.tile) else self.device.tile_kind(end.tile)
             ch = self.channels[key] = Channel(self.engine, end.tile, direction, end.channel, kind)
             if self.trace is not None:
                 self.channel_tracks[ch.name] = self.trace.track("DMA channels", ch.name)

@@ -137,7 +137,8 @@ def explain(result: object, plan: Plan) -> Explanation:
         shares += core_shares
         if cycles - end:
             res, util = _busiest(_move_channels(plan, stats, last_only=True), stats, plan)
-            shares.append(Share("drain", cycles - end, "last results to DDR" + (f": {_fed(res, util)}" if res else ""),
+            out = "the PL" if _last_move_plio(plan, stats) else "DDR"
+            shares.append(Share("drain", cycles - end, f"last results to {out}" + (f": {_fed(res, util)}" if res else ""),
                                 res, util))
     if sum(s.cycles for s in shares) != cycles:
         raise SimulationError(f"the critical path's shares add up to {sum(s.cycles for s in shares)}, "
@@ -221,7 +222,8 @@ def _channel(plan: Plan, tile: tuple[int, int], direction: str, index: int | Non
     """The simulator's name of a DMA channel (``simulator.dma.Channel``)."""
     if index is None:
         return None
-    return f"{plan.device.tile_kind(tile)} ({tile[0]},{tile[1]}) {direction} {index}"
+    kind = "plio" if plan.device.is_pl_shim(tile) else plan.device.tile_kind(tile)
+    return f"{kind} ({tile[0]},{tile[1]}) {direction} {index}"
 
 
 def _ends(plan: Plan, fifo: str) -> list[str]:
@@ -274,6 +276,13 @@ def _link(plan: Plan, name: str):  # noqa: ANN202 - the IR's Link
         if ln.name == name:
             return ln
     raise SimulationError(f"the plan names memtile link {name!r}, which the design does not have")
+
+
+def _last_move_plio(plan: Plan, stats: object) -> bool:
+    """Whether the host move to complete last is a PLIO stream (its results go to the PL, not DDR)."""
+    moves = [(m["completed"] or 0, name) for name, m in stats.moves.items()]  # type: ignore[attr-defined]
+    last = max(moves)[1] if moves else None
+    return any(d.plio for d in plan.design.dmas if d.name == last)
 
 
 def _move_channels(plan: Plan, stats: object, last_only: bool = False) -> list[str]:

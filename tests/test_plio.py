@@ -238,3 +238,13 @@ def test_plan_json_round_trip():
     back = tl.ir.plan.Plan.from_json(p.to_json())
     assert back.to_json() == p.to_json()
     assert back.design.plio_of("a") == 64 and back.design.plio_of("c") == 32
+
+
+def test_explain_names_plio():
+    p = tl.plan(build(plio_in=32, plio_out=32), strategy="greedy")
+    res = tl.simulate(p, X=np.arange(4 * N, dtype=np.int32))
+    col = p.fifos["a"].producer.tile[0]
+    assert f"plio ({col},0) mm2s 0" in res.stats.channels
+    text = str(res.explain())
+    assert "DDR" not in text
+    assert "plio (" in text
