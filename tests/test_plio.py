@@ -248,3 +248,30 @@ def test_explain_names_plio():
     text = str(res.explain())
     assert "DDR" not in text
     assert "plio (" in text
+
+
+def test_many_plio_streams_through_aie_opt():
+    """48 PLIO streams (three on some PL shims): the physical level, which uses the planned PLIO channels,
+    passes mlir-aie's flow; the objectfifo level, whose lowering numbers PLIO ends as the shim DMA's two
+    channels, is a PlanError naming the shim (aie-opt itself rejects a third: 'output DMA channel exceeded')."""
+    pytest.importorskip("mlir.ir")
+    from tilelang.backends.mlir import vendor
+
+    if vendor.missing_tools_reason():
+        pytest.skip(vendor.missing_tools_reason())
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "plio_bench.py"
+    spec = importlib.util.spec_from_file_location("plio_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    p = tl.plan(bench.streams(48, 64), strategy="greedy")
+    per_shim = {}
+    for name, fp in p.fifos.items():
+        if name.startswith("a"):
+            per_shim[fp.producer.tile] = per_shim.get(fp.producer.tile, 0) + 1
+    assert max(per_shim.values()) > 2
+    vendor.compile_text(tl.emit_mlir(p, level="physical"), "physical")
+    with pytest.raises(tl.PlanError, match="PL shim \\(\\d+, 0\\) ends 3 PLIO fifos in MM2S.*level='physical'"):
+        tl.emit_mlir(p, level="objectfifo")

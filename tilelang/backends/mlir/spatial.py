@@ -27,6 +27,7 @@ from tilelang.ir.plan import Plan
 def build_objectfifo_level(dm: DeviceModule) -> None:
     """Fill the device's body at the current insertion point."""
     plan, design = dm.plan, dm.design
+    _check_plio_ends(plan)
     emit_tiles(dm, plan_tiles(plan))
     emit_cascade_flows(dm)
     layouts = _stream_layouts(plan)
@@ -43,6 +44,35 @@ def build_objectfifo_level(dm: DeviceModule) -> None:
     else:
         emit_runtime_sequence(plan, lambda mv: symbols[mv.fifo])
     aie_ops.end()
+
+
+#: PLIO objectfifos one PL shim may end per direction at the objectfifo level: mlir-aie's objectfifo lowering
+#: numbers a PLIO end's channel as a shim DMA channel (AIEObjectFifoStatefulTransform, getDMAChannelIndex; the
+#: installed aie-opt says "number of output DMA channel exceeded!" at the third), so the AIE1 shim DMA's two
+#: channels a direction bound it although a PL shim has 8 PLIO inputs and 6 outputs (docs/plio.md).
+OBJECTFIFO_PLIO_PER_SHIM = 2
+
+
+def _check_plio_ends(plan: Plan) -> None:
+    """At most OBJECTFIFO_PLIO_PER_SHIM PLIO fifo ends per PL shim and direction.
+
+    Raises:
+        PlanError: naming the shim, the direction and its fifos.
+    """
+    per: dict[tuple[tuple[int, int], str], list[str]] = {}
+    for name, fp in plan.fifos.items():
+        if not plan.design.plio_of(name):
+            continue
+        for e, d in ((fp.producer, "MM2S"), *((c, "S2MM") for c in fp.consumers)):
+            if e.agent == "host":
+                per.setdefault((e.tile, d), []).append(name)
+    for (tile, d), fifos in sorted(per.items()):
+        if len(fifos) > OBJECTFIFO_PLIO_PER_SHIM:
+            raise PlanError(
+                f"PL shim {tile} ends {len(fifos)} PLIO fifos in {d} ({', '.join(fifos)}); mlir-aie's objectfifo "
+                f"lowering gives a shim at most {OBJECTFIFO_PLIO_PER_SHIM} a direction: emit level='physical', "
+                f"which uses the planned PLIO channels"
+            )
 
 
 def _stream_layouts(plan: Plan) -> dict[str, tuple[tuple[int, int], ...]]:
