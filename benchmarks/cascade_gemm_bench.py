@@ -1,7 +1,8 @@
 """AIE1 (xcvc1902) GEMMs with cascade chains (``tl.library.matmul(..., cascade=L)``) against the plain
 whole-array one, in simulation.
 
-Run: ``.venv/bin/python benchmarks/cascade_gemm_bench.py [--sizes 256,512]``
+Run: ``.venv/bin/python benchmarks/cascade_gemm_bench.py [--sizes 256,512]``. The PLIO rows take the PL side
+as always ready at the PLIO rate (docs/plio.md): what the array allows, not a measured PL design.
 
 Each row: plan (greedy placement: the ILP hits its safety net on chains of 8 cores already), simulate
 with random i16 data, check C against numpy, and print the cores, cycles, MACs per cycle as a share of
@@ -23,17 +24,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tilelang as tl  # noqa: E402
 
 DEV = "xcvc1902"
-# (label, cores, cascade): the plain design on its default 16 and its 32-core maximum (one C stream per
-# core), and 4 x 4 chains of 4 (64 cores: the 32 shim MM2S channels feed (4 + 4) x 4 A and B fifos)
-ROWS = (("plain 16", None, 1), ("plain 4x8", (4, 8), 1), ("cascade 2x2x4", (2, 2), 4), ("cascade 4x4x2", (4, 4), 2),
-        ("cascade 4x4x4", (4, 4), 4))
+# (label, cores, cascade, plio): the plain design on its default 16 and its 32-core maximum (one C stream
+# per core), 4 x 4 chains of 4 (64 cores: the 32 shim MM2S channels feed (4 + 4) x 4 A and B fifos), and
+# chains fed by PLIO streams (docs/plio.md), which the NoC shims' channels no longer bound (4 x 8 x 4: 128)
+ROWS = (("plain 16", None, 1, False), ("plain 4x8", (4, 8), 1, False), ("cascade 2x2x4", (2, 2), 4, False),
+        ("cascade 4x4x2", (4, 4), 2, False), ("cascade 4x4x4", (4, 4), 4, False),
+        ("plio 4x4x4", (4, 4), 4, True), ("plio 4x8x4", (4, 8), 4, True))
 
 
-def row(size: int, label: str, cores: object, chain: int, rng: np.random.Generator) -> str:
+def row(size: int, label: str, cores: object, chain: int, plio: bool, rng: np.random.Generator) -> str:
     """One measured row as text."""
     t0 = time.perf_counter()
     d = tl.library.matmul(size, size, size, in_dtype=tl.i16, out_dtype=tl.i32, device=DEV, cores=cores,
-                          layout="streams", cascade=chain)
+                          layout="streams", cascade=chain, plio=plio)
     p = tl.plan(d, strategy="greedy")
     a, b = (rng.integers(-50, 50, (size, size)).astype(np.int16) for _ in range(2))
     res = tl.simulate(p, **tl.library.pack_streams(d, a, b))
@@ -57,9 +60,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{'ok':>3} {'s':>6}  verdict")
     failed = 0
     for size in (int(x) for x in args.sizes.split(",") if x):
-        for label, cores, chain in ROWS:
+        for label, cores, chain, plio in ROWS:
             try:
-                line = row(size, label, cores, chain, rng)
+                line = row(size, label, cores, chain, plio, rng)
             except tl.TileLangError as e:
                 print(f"{size:>5} {label:<15} n/a: {type(e).__name__}: {str(e)[:150]}")
                 continue

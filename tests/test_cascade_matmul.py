@@ -117,3 +117,47 @@ def test_mlir_aie_routes_a_small_objectfifo_module():
     p = tl.plan(_design(48, 96, 48, (1, 1), 3), strategy="greedy")
     res = vendor.compile_text(tl.emit_mlir(p, level="objectfifo"), "objectfifo")
     assert "route" in res.modules and "llvm.aie.put.mcd" in res.modules["cores"]
+
+
+# -- fed by PLIO streams (docs/plio.md) ------------------------------------------------------------
+
+
+def test_plio_fed_chains_equal_numpy_and_read_no_ddr():
+    M = K = N = 96
+    d = _design(M, K, N, (2, 2), 3, tiling={"m": 48, "k": 32, "n": 16}, plio=True)
+    assert {m.plio for m in d.dmas} == {tl.device(DEV).plio.default_bits}
+    p, res, c, want = _run(d, M, K, N)
+    np.testing.assert_array_equal(c, want)
+    dev = tl.device(DEV)
+    hosts = [end.tile for fp in p.fifos.values() for end in (fp.producer, *fp.consumers) if end.agent == "host"]
+    assert hosts and all(dev.is_pl_shim(tuple(t)) for t in hosts)
+    assert res.stats.ddr_bytes_read == 0 and res.stats.ddr_bytes_written == 0
+
+
+def test_plio_takes_the_chains_past_the_noc_shims():
+    """128 cores (4 x 8 chains of 4) need 48 A and B streams: more than the NoC shims' 32 MM2S channels,
+    within the PL shims' PLIO streams; the plan holds and timing mode runs it."""
+    with pytest.raises(tl.DesignError, match="shim MM2S"):
+        _design(512, 512, 512, (4, 8), 4)
+    d = _design(512, 512, 512, (4, 8), 4, plio=True)
+    assert len(d.cores) == 128
+    res = tl.simulate(tl.plan(d, strategy="greedy"), mode="timing")
+    assert res.cycles > 0 and res.stats.ddr_bytes_read == 0
+
+
+def test_plio_needs_cascade_chains_and_a_device_with_plio():
+    with pytest.raises(tl.DesignError, match="cascade"):
+        tl.library.matmul(64, 64, 64, device="npu1", plio=True)
+    with pytest.raises(tl.DesignError, match="PLIO"):
+        _design(96, 96, 96, (1, 1), 3, plio=48)
+
+
+def test_mlir_aie_accepts_the_plio_fed_physical_module():
+    pytest.importorskip("mlir.ir")
+    from tilelang.backends.mlir import vendor
+
+    if vendor.missing_tools_reason():
+        pytest.skip(vendor.missing_tools_reason())
+    p = tl.plan(_design(48, 96, 48, (1, 1), 3, plio=True), strategy="greedy")
+    res = vendor.compile_text(tl.emit_mlir(p, level="physical"), "physical")
+    assert "llvm.aie.put.mcd" in res.modules["cores"]

@@ -98,6 +98,7 @@ class Move:
     pattern: AccessPattern
     to_device: bool
     name: str
+    plio: int = 0  # 0: a NoC shim DMA move; else a PLIO stream of this many bits (docs/plio.md)
 
     def issue(self, limits: ShimLimits) -> None:
         """Record the move in the runtime sequence (call inside the design body).
@@ -119,10 +120,11 @@ class Move:
             )
         for k, pat in enumerate(parts):
             name = self.name if len(parts) == 1 else f"{self.name}_{k}"
+            plio = self.plio or False
             if self.to_device:
-                dma(self.tensor, self.fifo, pattern=pat, name=name)
+                dma(self.tensor, self.fifo, pattern=pat, name=name, plio=plio)
             else:
-                dma(self.fifo, self.tensor, pattern=pat, name=name)
+                dma(self.fifo, self.tensor, pattern=pat, name=name, plio=plio)
 
 
 def _fit(pat: AccessPattern, limits: ShimLimits, elem_bytes: int, elem_numel: int) -> list[AccessPattern]:

@@ -51,12 +51,15 @@ _TILE_K = (64, 32, 16, 8)
 
 
 def cascade_matmul(M: int, K: int, N: int, in_dtype: DType, out_dtype: DType, dev: Device,  # noqa: N803
-                   cores: int | tuple[int, int] | None, tiling: str | dict, layout: str, chain: int) -> Design:
-    """The design (arguments as :func:`tilelang.library.matmul`, ``chain`` = its ``cascade``).
+                   cores: int | tuple[int, int] | None, tiling: str | dict, layout: str, chain: int,
+                   plio: bool | int = False) -> Design:
+    """The design (arguments as :func:`tilelang.library.matmul`, ``chain`` = its ``cascade``; ``plio``: feed
+    A and B and drain C through PL shims' PLIO streams instead of NoC shims' DMAs, as MaxEVA and CHARM do).
 
     Raises:
         DesignError: a device with memtiles, a layout other than "streams", a grid the shims' channels
-            cannot feed, or sizes and tiles that do not divide or fit.
+            (or PLIO streams) cannot feed, PLIO on a device without it, or sizes and tiles that do not divide
+            or fit.
     """
     if has_memtiles(dev):
         raise DesignError(f"matmul(cascade={chain}) on {dev.name}: the cascade chains are fed shim -> core, the "
@@ -64,7 +67,8 @@ def cascade_matmul(M: int, K: int, N: int, in_dtype: DType, out_dtype: DType, de
     if layout != "streams":
         raise DesignError(f"matmul(cascade={chain}) on {dev.name}: its shim DMA walks linear runs only; use "
                           f"layout=\"streams\" and tl.library.pack_streams (docs/library.md)")
-    grid = _chain_grid(dev, cores, chain)
+    bits = dev.plio_width(None if plio is True else plio) if plio else 0
+    grid = _chain_grid(dev, cores, chain, bool(bits))
     R, Q, L = grid.rows, grid.cols, chain  # noqa: N806
     if K % L:
         raise DesignError(f"matmul {M}x{K}x{N}: cascade={L} needs K % {L} == 0 (each chain core takes K / {L})")
@@ -85,10 +89,10 @@ def cascade_matmul(M: int, K: int, N: int, in_dtype: DType, out_dtype: DType, de
             for j in range(L):
                 _chain_core(f"core_{r}_{q}_{j}", s, j, a[r][j], b[q][j], c[r][q] if j == L - 1 else None,
                             links[j - 1] if j else None, links[j] if j < L - 1 else None, kernels, out_dtype)
-        issue(_moves(s, A, B, C, a, b, c), dev)
+        issue(_moves(s, A, B, C, a, b, c, bits), dev)
 
     tensors = {name: Tensor[shp, dt] for name, (shp, dt) in stream_shapes(s, in_dtype, out_dtype).items()}
-    return build_design(f"matmul_{M}x{K}x{N}_cascade{L}", dev, tensors, body)
+    return build_design(f"matmul_{M}x{K}x{N}_cascade{L}" + ("_plio" if bits else ""), dev, tensors, body)
 
 
 class _Chain:
@@ -103,20 +107,28 @@ class _Chain:
         self.steps = K // (chain * k)
 
 
-def _chain_grid(dev: Device, cores: int | tuple[int, int] | None, chain: int) -> Grid:
+def _chain_grid(dev: Device, cores: int | tuple[int, int] | None, chain: int, plio: bool = False) -> Grid:
     """R x Q chains: ``cores`` (an int counts chains; the most rows, at most 4, that divide it), or the most
-    chains the shims' channels feed (A and B fifos ``(R + Q) chain`` MM2S, C fifos ``R Q`` S2MM).
+    chains the shims' channels feed (A and B fifos ``(R + Q) chain`` MM2S, C fifos ``R Q`` S2MM; with
+    ``plio`` the PL shims' PLIO streams in and out instead).
 
     Raises:
         DesignError: a grid the shims or the array cannot hold, or a bad ``cores``.
     """
-    mm2s, s2mm, tiles = shim_channels(dev, "mm2s"), shim_channels(dev, "s2mm"), len(dev.tiles("compute"))
+    if plio:
+        pl = [t for t in dev.tiles("shim") if dev.is_pl_shim(t)]
+        mm2s, s2mm = (sum(dev.end_channels(t, d) for t in pl) for d in ("mm2s", "s2mm"))
+    else:
+        mm2s, s2mm = shim_channels(dev, "mm2s"), shim_channels(dev, "s2mm")
+    tiles = len(dev.tiles("compute"))
 
     def fits(r: int, q: int) -> bool:
         return (r + q) * chain <= mm2s and r * q <= s2mm and r * q * chain <= tiles
 
     if cores is None:
         options = [(r * q, -abs(r - q), r, q) for r in range(1, 5) for q in range(1, s2mm + 1) if fits(r, q)]
+        if plio:  # with PLIO the array, not the channels, bounds the grid: more rows than four may be needed
+            options = [(r * q, -abs(r - q), r, q) for r in range(1, 9) for q in range(1, 51) if fits(r, q)]
         if not options:
             raise DesignError(f"matmul(cascade={chain}) on {dev.name}: no grid of chains fits its {mm2s} shim MM2S "
                               f"channels (A and B need (rows + cols) x {chain})")
@@ -288,17 +300,18 @@ def stream_shapes(s: _Chain, in_dtype: DType, out_dtype: DType) -> dict[str, tup
             "C": ((R, Q, bm, bn, s.m, s.n), out_dtype)}
 
 
-def _moves(s: _Chain, A: TensorArg, B: TensorArg, C: TensorArg, a: list, b: list, c: list) -> list[Move]:  # noqa: N803
-    """One contiguous move per host fifo."""
+def _moves(s: _Chain, A: TensorArg, B: TensorArg, C: TensorArg, a: list, b: list, c: list,  # noqa: N803
+           plio: int = 0) -> list[Move]:
+    """One contiguous move per host fifo (a PLIO stream of ``plio`` bits, or a shim DMA move for 0)."""
     R, Q, L = s.grid.rows, s.grid.cols, s.chain  # noqa: N806
     a_len = s.blocks_m * s.blocks_n * s.steps * s.m * s.k
     b_len = s.blocks_m * s.blocks_n * s.steps * s.k * s.n
     c_len = s.blocks_m * s.blocks_n * s.m * s.n
-    moves = [Move(A, a[r][j], pattern((r * L + j) * a_len, (a_len,), (1,)), True, f"fill_a_{r}_{j}")
+    moves = [Move(A, a[r][j], pattern((r * L + j) * a_len, (a_len,), (1,)), True, f"fill_a_{r}_{j}", plio)
              for r in range(R) for j in range(L)]
-    moves += [Move(B, b[q][j], pattern((q * L + j) * b_len, (b_len,), (1,)), True, f"fill_b_{q}_{j}")
+    moves += [Move(B, b[q][j], pattern((q * L + j) * b_len, (b_len,), (1,)), True, f"fill_b_{q}_{j}", plio)
               for q in range(Q) for j in range(L)]
-    moves += [Move(C, c[r][q], pattern((r * Q + q) * c_len, (c_len,), (1,)), False, f"drain_c_{r}_{q}")
+    moves += [Move(C, c[r][q], pattern((r * Q + q) * c_len, (c_len,), (1,)), False, f"drain_c_{r}_{q}", plio)
               for r in range(R) for q in range(Q)]
     return moves
 

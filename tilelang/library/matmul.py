@@ -122,7 +122,7 @@ def _c_depth(dev: Device, m: int, k: int, n: int, in_dtype: DType, out_dtype: DT
 
 def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f32, device: str | Device = "npu1",
            cores: int | tuple[int, int] | None = None, tiling: str | dict = "auto",
-           layout: str = "row-major", cascade: int = 1) -> Design:
+           layout: str = "row-major", cascade: int = 1, plio: bool | int = False) -> Design:
     """A GEMM design ``C = A @ B`` with tensors A (M x K), B (K x N), C (M x N).
 
     Args:
@@ -143,6 +143,9 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
             and passing its partial sum on (devices without memtiles, ``layout="streams"``; ``cores`` then
             counts chains, the whole design uses ``L`` times as many; see
             :mod:`tilelang.library.cascade_matmul`).
+        plio: with ``cascade > 1``, move A, B and C through PL shims' PLIO streams (``True``: the
+            device's default width, or a width in bits; docs/plio.md) instead of NoC shims' DMAs, so
+            the grid is no longer bound by the NoC shims' channels.
 
     Returns:
         The traced design. Each core holds A and B double-buffered and its C
@@ -158,8 +161,11 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
         raise DesignError(f'matmul: layout must be "row-major" or "streams", got {layout!r}')
     if not isinstance(cascade, int) or isinstance(cascade, bool) or cascade < 1:
         raise DesignError(f"matmul: cascade must be a positive int (cores per output tile), got {cascade!r}")
+    if plio is not False and cascade == 1:
+        raise DesignError("matmul: plio= feeds the cascade chains (cascade > 1); the whole-array layout moves "
+                          "through NoC shims")
     if cascade > 1:
-        return cascade_matmul(M, K, N, in_dtype, out_dtype, dev, cores, tiling, layout, cascade)
+        return cascade_matmul(M, K, N, in_dtype, out_dtype, dev, cores, tiling, layout, cascade, plio)
     grid = _grid(dev, cores)
     m, k, n, auto_depth = _sizes(M, K, N, in_dtype, out_dtype, dev, grid, tiling)
     R, Q = grid.rows, grid.cols
