@@ -104,6 +104,15 @@ def compute_shape(dev: Device) -> tuple[int, int]:
     return len({r for _, r in compute}), len({c for c, _ in compute})
 
 
+def mac_step(kernel: object, a_in: object, b_in: object, acc: object) -> None:
+    """One k-step of a GEMM core (call inside a core body): take an A and a B tile, run ``kernel(a, b, acc)``,
+    release both."""
+    a, b = a_in.acquire(), b_in.acquire()  # type: ignore[attr-defined]
+    kernel(a, b, acc)  # type: ignore[operator]
+    a_in.release()  # type: ignore[attr-defined]
+    b_in.release()  # type: ignore[attr-defined]
+
+
 def shim_channels(dev: Device, direction: str) -> int:
     """DMA channels in ``direction`` ("mm2s" out of DDR, "s2mm" into DDR) over every NoC shim."""
     return sum(dev.dma_channels(t, direction) for t in dev.tiles("shim") if dev.is_noc_shim(t))

@@ -42,7 +42,7 @@ from tilelang.ir.design import Design
 from tilelang.ir.dtypes import DType
 from tilelang.ir.pattern import pattern
 from tilelang.ir.types import Tensor, Tile
-from tilelang.library._common import Grid, build_design, has_memtiles, shim_channels
+from tilelang.library._common import Grid, build_design, compute_shape, has_memtiles, mac_step, shim_channels
 from tilelang.library._movement import Move, issue
 
 # tile sizes the automatic choice tries (see _auto_tile)
@@ -128,7 +128,9 @@ def _chain_grid(dev: Device, cores: int | tuple[int, int] | None, chain: int, pl
     if cores is None:
         options = [(r * q, -abs(r - q), r, q) for r in range(1, 5) for q in range(1, s2mm + 1) if fits(r, q)]
         if plio:  # with PLIO the array, not the channels, bounds the grid: more rows than four may be needed
-            options = [(r * q, -abs(r - q), r, q) for r in range(1, 9) for q in range(1, 51) if fits(r, q)]
+            rows, cols = compute_shape(dev)
+            options = [(r * q, -abs(r - q), r, q) for r in range(1, rows + 1) for q in range(1, cols + 1)
+                       if fits(r, q)]
         if not options:
             raise DesignError(f"matmul(cascade={chain}) on {dev.name}: no grid of chains fits its {mm2s} shim MM2S "
                               f"channels (A and B need (rows + cols) x {chain})")
@@ -270,10 +272,7 @@ def _chain_core(name: str, s: _Chain, pos: int, a_in: FifoRef, b_in: FifoRef, c_
     last = c_out is not None
 
     def step(kernel, c) -> None:  # noqa: ANN001
-        a, b = a_in.acquire(), b_in.acquire()
-        kernel(a, b, c)
-        a_in.release()
-        b_in.release()
+        mac_step(kernel, a_in, b_in, c)
 
     @core(name=name)
     def worker() -> None:

@@ -53,6 +53,7 @@ from tilelang.library._common import (
     check_args,
     choose_grid,
     has_memtiles,
+    mac_step,
     resolve_device,
     shim_channels,
 )
@@ -367,10 +368,7 @@ def _fifos(s: _Shape, in_dtype: DType, acc: DType, c_depth: int, staged: bool, c
 
 def _worker(name: str, a_in: FifoRef, b_in: FifoRef, c_out: FifoRef, first, mac, s: _Shape) -> None:  # noqa: ANN001
     def step(kernel, acc_tile) -> None:  # noqa: ANN001
-        a, b = a_in.acquire(), b_in.acquire()
-        kernel(a, b, acc_tile)
-        a_in.release()
-        b_in.release()
+        mac_step(kernel, a_in, b_in, acc_tile)
 
     @core(name=name)
     def worker() -> None:
