@@ -5,7 +5,11 @@ It executes what the module says and nothing the plan says: cores run their
 numpy semantics); every ``aie.dma_start`` chain runs its BDs (locks, offsets,
 lengths, dimensions); streams go where the ``aie.switchbox``/``aie.shim_mux``
 connections send them; the runtime sequence (NPU) or a host driving each AIE1
-shim channel's lock moves the tensors. Processes are generators scheduled
+shim channel's lock moves the tensors. PLIO streams (AIE1) come from and go to
+the PL side, which no module holds: the caller gives it (``pl_side``, e.g.
+:func:`pl_side_of` a plan), as a testbench gives each PLIO port its data file,
+and the streams enter and leave at the PL shims' South ports the module
+connects. Processes are generators scheduled
 round robin; if none can progress before all are done, that is a deadlock.
 
 Lock semantics: AIE2 ``AcquireGreaterEqual v`` waits for value >= v and takes
@@ -51,7 +55,9 @@ def _attr(op: object, key: str) -> object:
 class Machine:
     """The state of one run: buffers, locks, streams, processes."""
 
-    def __init__(self, module: object, design: object, inputs: dict[str, np.ndarray], seed: int = 0) -> None:
+    def __init__(self, module: object, design: object, inputs: dict[str, np.ndarray], seed: int = 0,
+                 pl_side: dict[tuple, list[tuple[str, np.ndarray]]] | None = None) -> None:
+        self.pl_side = pl_side or {}
         self.rng = np.random.default_rng(seed)
         self.design = design
         self.ops = [op.operation for op in module.body.operations[0].regions[0].blocks[0].operations]
@@ -107,6 +113,11 @@ class Machine:
                 self.procs.append(self._sequence(o))
         if self.aie1:
             self.procs.append(self._aie1_host())
+        for (tile, direction, ch), moves in sorted(self.pl_side.items()):
+            if direction == "in":
+                self.procs.append(self._pl_source((tile, "plio_in", ch), moves))
+            else:
+                self.procs.append(self._pl_sink((tile, "plio_out", ch), moves))
 
     def _routes(self) -> None:
         conns: dict[tuple, list] = {}
@@ -124,6 +135,9 @@ class Machine:
             for src, dst in cs:
                 if kind == "aie.shim_mux" and src[0] == "DMA":
                     self.fanout[(tile, "mm2s", src[1])] = self._follow(conns, tile, ("South", dst[1]))
+                elif kind == "aie.shim_mux" and src[0] == "South" and self.design.device.is_pl_shim(tile):
+                    # a PLIO stream from the PL side, through the mux on its own port number
+                    self.fanout[(tile, "plio_in", src[1])] = self._follow(conns, tile, ("South", dst[1]))
                 elif kind == "aie.switchbox" and src[0] == "DMA":
                     self.fanout[(tile, "mm2s", src[1])] = self._follow(conns, tile, src)
         for dests in self.fanout.values():
@@ -140,6 +154,8 @@ class Machine:
                 shim = self.design.device.tile_kind(t) == "shim"
                 if dst[0] == "DMA":
                     out.append((t, "s2mm", dst[1]))
+                elif dst[0] == "South" and shim and self.design.device.is_pl_shim(t):
+                    out.append((t, "plio_out", dst[1]))  # to the PL side
                 elif dst[0] == "South" and shim:
                     for msrc, mdst in conns.get((t, "aie.shim_mux"), []):
                         if msrc == ("North", dst[1]) and mdst[0] == "DMA":
@@ -329,6 +345,24 @@ class Machine:
                 flat[idx] = [q.popleft() for _ in range(len(idx))]
             self.channel_done[ch] += 1
 
+    def _pl_source(self, key: tuple, moves: list[tuple[str, np.ndarray]]):  # noqa: ANN202 - a generator
+        """The PL side of a PLIO input: each move's elements in walk order onto the stream."""
+        if key not in self.fanout:
+            raise Deadlock(f"the module routes nothing from the PLIO port {key}")
+        for tensor, idx in moves:
+            values = self.tensors[tensor].reshape(-1)[idx].tolist()
+            for d in self.fanout[key]:
+                self.queues[d].extend(values)
+            yield
+
+    def _pl_sink(self, key: tuple, moves: list[tuple[str, np.ndarray]]):  # noqa: ANN202 - a generator
+        """The PL side of a PLIO output: each move's elements off the stream, into the tensor."""
+        q = self.queues.setdefault(key, deque())
+        for tensor, idx in moves:
+            while len(q) < len(idx):
+                yield
+            self.tensors[tensor].reshape(-1)[idx] = [q.popleft() for _ in range(len(idx))]
+
     def _aie1_host(self):  # noqa: ANN202 - a generator
         """Drive every AIE1 shim channel's lock: one move per BD, in order, channels concurrently."""
         chains = []
@@ -432,9 +466,31 @@ def _np_dtype(t: object) -> np.dtype:
     return np.dtype(np.float32)
 
 
-def run_physical(module: object, design: object, inputs: dict[str, np.ndarray], seed: int = 0) -> dict[str, np.ndarray]:
+def pl_side_of(plan: object) -> dict[tuple, list[tuple[str, np.ndarray]]]:
+    """The PL side of a plan's PLIO moves: ``(PL shim, "in" | "out", PLIO channel) -> [(tensor, element
+    offsets in walk order, repeats expanded)]`` in the design's order of moves (what a testbench's data
+    files would hold per PLIO port)."""
+    out: dict[tuple, list[tuple[str, np.ndarray]]] = {}
+    for m in plan.design.dmas:
+        if not m.plio:
+            continue
+        idx = np.tile(m.pattern.indices(), m.pattern.repeat_count)
+        if m.src.kind.value == "tensor":
+            for dst in m.dsts:
+                end = plan.fifos[dst.name].producer
+                out.setdefault((end.tile, "in", end.channel), []).append((m.src.name, idx))
+        else:
+            end = next(e for e in plan.fifos[m.src.name].consumers if e.agent == "host")
+            for dst in m.dsts:
+                out.setdefault((end.tile, "out", end.channel), []).append((dst.name, idx))
+    return out
+
+
+def run_physical(module: object, design: object, inputs: dict[str, np.ndarray], seed: int = 0,
+                 pl_side: dict[tuple, list[tuple[str, np.ndarray]]] | None = None) -> dict[str, np.ndarray]:
     """Execute a physical-level module on ``inputs`` (tensor name -> array); the tensors afterwards.
 
-    ``seed`` picks the order processes are scheduled in each round.
+    ``seed`` picks the order processes are scheduled in each round; ``pl_side`` drives and drains the
+    PLIO streams (:func:`pl_side_of`).
     """
-    return Machine(module, design, inputs, seed).run()
+    return Machine(module, design, inputs, seed, pl_side).run()
