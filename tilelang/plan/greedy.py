@@ -32,8 +32,9 @@ from tilelang.plan.carriage import (
     memtile_ports,
 )
 from tilelang.plan.cascades import place_chains
-from tilelang.plan.fabric import hops, manhattan
+from tilelang.plan.fabric import fabric, hops, manhattan
 from tilelang.plan.problem import Coord, FifoSpec, Problem
+from tilelang.plan.route_cuts import BoundaryLoad
 
 #: Cost added per DMA channel a tile would need beyond what it has.
 OVERFLOW_PENALTY = 1e12
@@ -270,36 +271,116 @@ def place_links(problem: Problem, cores: dict[str, Coord]) -> dict[str, Coord]:
     return dict(links)
 
 
+def _placed_flows(problem: Problem, cores: dict[str, Coord], links: dict[str, Coord]) -> list:
+    """(source, destinations) of every fifo without a host end that will take a route: all but a pair of cores
+    sharing a memory (the carriage lowers those with no DMA)."""
+    out = []
+    for f in problem.fifos:
+        if HOST in f.agents:
+            continue
+        tiles = [cores.get(agent_name(a)) if a.startswith("core:") else links.get(agent_name(a)) for a in f.agents]
+        if any(t is None for t in tiles):
+            continue
+        src, dests = tiles[0], tuple(tiles[1:])
+        if f.shareable and common_memories(problem.device, src, dests[0]):
+            continue
+        out.append((src, dests))
+    return out
+
+
+#: Passes re-placing every host end against all the others' boundary crossings, while some boundary is
+#: overfull (work, not time, bounds them: deterministic).
+HOST_PASSES = 8
+
+
 def place_hosts(problem: Problem, cores: dict[str, Coord], links: dict[str, Coord]) -> dict[str, Coord]:
     """The shim of every fifo's host end: the nearest NoC shim (PL shim for a PLIO fifo) with a DMA (PLIO)
-    channel in its direction, BDs and locks left (column order on ties); when none has, the nearest one (the
-    resource checks then report it)."""
-    dev = problem.device
-    used = {s: {S2MM: 0, MM2S: 0, "bds": 0, "locks": 0} for s in dev.tiles("shim")}
-    hosts: dict[str, Coord] = {}
-    for f in problem.fifos:
-        if HOST not in f.agents:
-            continue
-        shims = host_shims(dev, problem.design.plio_of(f.name))
-        if not shims:
-            kind = "PL shim tiles for PLIO streams" if problem.design.plio_of(f.name) else "NoC shim tiles"
-            raise PlanError(f"{dev.name} has no {kind}, which the host end of fifo {f.name!r} needs")
-        locks = host_end_locks(dev, shims[0])
-        d = MM2S if f.producer == HOST else S2MM
-        near = _partner_tiles(problem, f, HOST, cores, links)
-        bds = end_bds(problem.design, f.name, HOST)
+    channel in its direction, BDs and locks left, whose flow leaves room on every column and row boundary
+    it crosses (column order on ties); when none has, the one overfilling the least.
 
-        def cost(s: Coord, d=d, near=near, f=f, bds=bds, locks=locks) -> tuple:
+    The boundaries: the cut bound the router checks first (``route_cuts.BoundaryLoad``, each boundary's
+    channels from the device's link capacities), counted over the routed fifos between cores and links and
+    the other host ends. A broadcast crosses each boundary between its source and its farthest destinations
+    once, westward on the source's west side and eastward on its east side: many broadcasts fed from the
+    middle of the span they share fill one direction of its boundaries, and a source elsewhere on the span
+    (or past it) takes the other direction instead. The first pass places the ends in fifo order against
+    the ones before; while a boundary is overfull, each end is taken out and placed again against all the
+    others (at most ``HOST_PASSES`` passes), moving ends off the full directions.
+    """
+    hosts = _HostEnds(problem, cores, links)
+    for f in hosts.fifos:
+        hosts.place(f)
+    for _ in range(HOST_PASSES):
+        if not hosts.overfull():
+            break
+        moved = False
+        for f in hosts.fifos:
+            before = hosts.at[f.name]
+            hosts.remove(f)
+            hosts.place(f)
+            moved |= hosts.at[f.name] != before
+        if not moved:
+            break
+    return dict(hosts.at)
+
+
+class _HostEnds:
+    """The host ends placed so far: each shim's channels, BDs and locks in use, and the boundary load."""
+
+    def __init__(self, problem: Problem, cores: dict[str, Coord], links: dict[str, Coord]) -> None:
+        self.p, self.dev = problem, problem.device
+        self.used = {s: {S2MM: 0, MM2S: 0, "bds": 0, "locks": 0} for s in self.dev.tiles("shim")}
+        self.load = BoundaryLoad(fabric(self.dev))
+        for flow in _placed_flows(problem, cores, links):
+            self.load.add(flow)
+        self.fifos = [f for f in problem.fifos if HOST in f.agents]
+        self.near = {f.name: _partner_tiles(problem, f, HOST, cores, links) for f in self.fifos}
+        self.at: dict[str, Coord] = {}
+
+    def _needs(self, f: FifoSpec) -> tuple[str, int, int, list[Coord]]:
+        shims = host_shims(self.dev, self.p.design.plio_of(f.name))
+        if not shims:
+            kind = "PL shim tiles for PLIO streams" if self.p.design.plio_of(f.name) else "NoC shim tiles"
+            raise PlanError(f"{self.dev.name} has no {kind}, which the host end of fifo {f.name!r} needs")
+        d = MM2S if f.producer == HOST else S2MM
+        return d, end_bds(self.p.design, f.name, HOST), host_end_locks(self.dev, shims[0]), shims
+
+    def flow(self, f: FifoSpec, s: Coord) -> tuple | None:
+        """The routed flow of ``f`` with its host end on ``s`` (None when its other ends share no route)."""
+        near = self.near[f.name]
+        if not near:
+            return None
+        return (s, tuple(near)) if f.producer == HOST else (near[0], (s,))
+
+    def place(self, f: FifoSpec) -> None:
+        d, bds, locks, shims = self._needs(f)
+        used, dev = self.used, self.dev
+
+        def cost(s: Coord) -> tuple:
             full = (used[s][d] >= dev.end_channels(s, d) or used[s]["bds"] + bds > dev.buffer_descriptors(s)
                     or used[s]["locks"] + locks > dev.locks(s))
-            return (full, sum(manhattan(s, p) for p in near) * f.traffic, s)
+            flow = self.flow(f, s)
+            over = 0 if flow is None else self.load.over(flow)
+            return (full, over, sum(manhattan(s, p) for p in self.near[f.name]) * f.traffic, s)
 
-        best = min(shims, key=cost)
-        hosts[f.name] = best
-        used[best][d] += 1
-        used[best]["bds"] += bds
-        used[best]["locks"] += locks
-    return hosts
+        self._put(f, min(shims, key=cost), d, bds, locks, 1)
+
+    def remove(self, f: FifoSpec) -> None:
+        d, bds, locks, _ = self._needs(f)
+        self._put(f, self.at.pop(f.name), d, bds, locks, -1)
+
+    def _put(self, f: FifoSpec, s: Coord, d: str, bds: int, locks: int, sign: int) -> None:
+        self.used[s][d] += sign
+        self.used[s]["bds"] += sign * bds
+        self.used[s]["locks"] += sign * locks
+        flow = self.flow(f, s)
+        if flow is not None:
+            self.load.add(flow, sign)
+        if sign > 0:
+            self.at[f.name] = s
+
+    def overfull(self) -> bool:
+        return self.load.overfull()
 
 
 def greedy_placement(problem: Problem) -> Placement:

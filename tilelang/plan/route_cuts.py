@@ -166,3 +166,48 @@ def worst_cut(fab: Fabric, flows: Sequence[Flow], names: Sequence[str]) -> str |
         f"no routing: {len(users)} flows must cross {cut.what}, which has {cap} channels "
         f"({len(links)} links: {over}) (proven by a cut: flows {shown}); {advice}"
     )
+
+
+Boundary = tuple[int, bool, int]  # (axis, outward, bound): a column (0) or row (1) boundary cut and its direction
+
+
+def boundaries(flow: Flow) -> list[Boundary]:
+    """The column and row boundary cuts ``flow`` must cross, each with its direction (as :func:`worst_cut`
+    counts them): a tree from its source crosses every boundary between the source and its farthest
+    destination on each side, once."""
+    src, dests = flow
+    out: list[Boundary] = []
+    for axis in (0, 1):
+        far = max(d[axis] for d in dests)
+        near = min(d[axis] for d in dests)
+        out += [(axis, True, k) for k in range(src[axis], far)]
+        out += [(axis, False, k) for k in range(near, src[axis])]
+    return out
+
+
+class BoundaryLoad:
+    """Flows placed so far against the channels of every column and row boundary, per direction: the cut
+    bound of :func:`worst_cut`, kept incrementally so a placement can choose endpoints that leave it room.
+
+    Args:
+        fab: the fabric whose link capacities (``Device.link_capacity``) give each boundary's channels.
+    """
+
+    def __init__(self, fab: Fabric) -> None:
+        cuts, room = _capacity(fab)
+        self.cap = {(c.axis, c.outward, c.bound): cap for c, (cap, _) in zip(cuts, room, strict=True)
+                    if c.tile is None}
+        self.load = dict.fromkeys(self.cap, 0)
+
+    def over(self, flow: Flow) -> int:
+        """Boundaries ``flow`` would take beyond their channels if added."""
+        return sum(self.load[b] >= self.cap[b] for b in boundaries(flow))
+
+    def add(self, flow: Flow, sign: int = 1) -> None:
+        """Count ``flow`` in (``sign`` 1) or out (-1)."""
+        for b in boundaries(flow):
+            self.load[b] += sign
+
+    def overfull(self) -> bool:
+        """Whether some boundary has more flows than channels."""
+        return any(n > self.cap[b] for b, n in self.load.items())
