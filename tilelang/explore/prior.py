@@ -73,26 +73,37 @@ def matmul_estimate(kwargs: dict[str, Any]) -> float | None:
 
 
 def softmax_estimate(kwargs: dict[str, Any]) -> float | None:
-    """Cycles of ``tl.library.softmax(**kwargs)`` from its kernel's cost and its data movement.
+    """Cycles of ``tl.library.softmax(**kwargs)`` from its kernel's cost, its data movement and its host moves.
 
-    Per round every core takes one chunk (``rows_per_tile`` rows) in and one out: its kernel call, its own
-    DMA channel moving the chunk at the stream's width, and a shim channel of its column moving the chunks
-    of the cores it feeds (the library deals a column's cores to one or two shim channels,
-    ``column_groups``) at the rate of DDR runs of one chunk (``Device.shim_run_bytes_per_cycle``). With
-    two or more buffers per fifo these overlap and the slowest binds; with one, a call waits for its input
-    and for its output buffer to drain (the next input and the last output move at the same time), and
-    the shim channel still serves its cores in turn.
+    The rows travel as the library deals them (``tilelang.library._movement``): per round each core takes
+    one chunk (``rows_per_tile`` rows) in and one out, a group of a column's cores sharing one shim channel
+    each way (``column_groups``), each group's chunks one shim transfer. A round costs the slowest of the
+    kernel call, a core's DMA hop and the shim channel serving the group (with one buffer per fifo: the call
+    plus its input's move, the next input and the last output moving together). On top of that rate, what
+    the simulator charges the host side (``simulator.cost.host_sequence_cycles``, ``simulator.memory.Ddr``):
+
+    - the runtime sequence issues the moves one after another (inputs first, then outputs, each cut to
+      what one shim BD walks, ``_fit``), a to-device move's first data a burst latency after its issue;
+    - every shim transfer reserves its bursts' time on the DDR, one server shared by all channels, in the
+      order the transfers start.
+
+    Each channel's transfers are laid out at that rate, from its move's issue on (outputs a chunk's fill
+    later), and served by the DDR in start order: the estimate is when the DDR serves the last one, or the
+    last transfer's own channel time ends, whichever is later. So a point is as slow as its kernel, its
+    DMA, its moves' issue or the DDR, and the DDR idles while the channels start one by one (a transfer
+    reserves its DDR time when it starts: a few large transfers keep it busy sooner than many small ones).
 
     Returns:
         The estimate, or None (arguments the factory would refuse, or buffers that do not fit a core's or a
         memory tile's memory).
     """
-    from simulator.cost import kernel_cycles
+    from simulator.cost import ddr_bytes_per_cycle, host_sequence_cycles, kernel_cycles, transfer_cycles
+    from simulator.memory import Ddr
     from tilelang.devices.abi import STACK_BYTES
     from tilelang.devices.costs import BD_SETUP_CYCLES
     from tilelang.ir.dtypes import bf16
     from tilelang.library._common import choose_grid, has_memtiles, resolve_device
-    from tilelang.library._movement import column_groups
+    from tilelang.library._movement import ShimLimits, _fit, _walk, column_groups
     from tilelang.library.elementwise import row_limits
     from tilelang.library.softmax import softmax_kernel
 
@@ -120,9 +131,49 @@ def softmax_estimate(kwargs: dict[str, Any]) -> float | None:
     move = BD_SETUP_CYCLES + chunk / stream
     one = BD_SETUP_CYCLES + chunk / float(min(stream, dev.shim_run_bytes_per_cycle(chunk)))
     groups = column_groups(dev, grid, 1, 1)[0]
-    shim = one * (grid.rows // groups if groups else 1)  # a shim channel's share of one round
+    size = grid.rows // groups if groups else 1  # cores per shim channel
+    shim = one * size  # a shim channel's share of one round
     if depth > 1:
         per_round = max(kernel, move, shim)
     else:  # the call waits for its input and for the last output's buffer; those two moves overlap
         per_round = max(kernel + max(move, one), shim)
-    return rounds * per_round + one + move + kernel + move
+    # the host side: one shim transfer per group and round, each way, or one per core and call where a
+    # linear-only shim DMA deals each core a contiguous run (``chunked_design``'s ``blocked``)
+    channels, elems, limits = grid.cores // size, per * cols, ShimLimits.of(dev)
+    blocked = not groups and limits.linear_only
+    walk = _walk(0, 1, rounds * elems, 0) if blocked else _walk(0, rounds, size * elems, grid.cores * elems)
+    parts = len(_fit(walk.canonical(), limits, chunk // elems, elems))
+    nbytes = size * chunk
+    run = nbytes * rounds if blocked or channels == 1 else nbytes  # contiguous: one core's run, or all of them
+    ddr = Ddr.for_device(dev)
+    charged, limit = ddr.cost(nbytes, run)
+    tau = float(transfer_cycles(nbytes, min(stream, limit)))
+    issue, queue, latency = host_sequence_cycles(dev)
+    fill = tau + kernel + (2 * move if size > 1 else 0)  # a chunk in (through the memtile), its call, its result
+    part = (np.arange(rounds) * parts) // rounds  # the move each round's transfer belongs to
+    g = np.arange(channels)[:, None]
+    start_in = _paced(_issued(part, g, 0, channels, parts, queue) * issue + latency, per_round)
+    start_out = _paced(np.maximum(_issued(part, g, channels, channels, parts, queue) * issue, start_in + fill),
+                       per_round)
+    starts = np.sort(np.concatenate([start_in.ravel(), start_out.ravel()]))
+    work = charged / ddr_bytes_per_cycle(dev)
+    served = float(np.max(starts - work * np.arange(len(starts)))) + work * len(starts)  # one server, start order
+    return max(served, float(start_out.max()) + tau)
+
+
+def _issued(part: np.ndarray, channel: np.ndarray, first: int, channels: int, parts: int,
+            queue: int) -> np.ndarray:
+    """How many moves the runtime sequence has issued once it issues part ``part`` of a channel's move
+    (``first + channel``: inputs first, then outputs, each channel's parts in a row). A channel's task queue
+    holds ``queue`` parts (0: any number); the processor pushes past a full queue, so the parts beyond the
+    first ``queue`` are issued a part per channel at a time."""
+    q = min(parts, queue) if queue else parts
+    total = 2 * channels
+    head = (first + channel) * q + np.minimum(part, q - 1) + 1
+    return np.where(part < q, head, total * q + (part - q) * total + first + channel + 1)
+
+
+def _paced(ready: np.ndarray, period: float) -> np.ndarray:
+    """Start times of each row's transfers: each at its ready time, and ``period`` after the row's previous one."""
+    m = np.arange(ready.shape[1])
+    return np.maximum.accumulate(ready - m * period, axis=1) + m * period
