@@ -42,6 +42,13 @@ def _chains(pairs: list[tuple[str, str, str]]) -> list[list[str]]:
 def place_chains(problem: object, pins: dict[str, Coord]) -> dict[str, Coord]:
     """Tiles for every core on a cascade chain, honouring ``pins`` and leaving pinned tiles to their cores.
 
+    Chains are placed one at a time, in design order. Each goes where its cores add the least to the
+    bounding boxes of the fifos they share with cores placed before (:class:`_Boxes`, weighted by the fifos'
+    bytes), the first such start in row then column order: a broadcast's bounding box is the span its
+    route must cover, and its width the column boundaries it crosses, whose channels the router has to
+    share (``route_cuts``). Chains fed by one broadcast stack up where they can, so a grid of chains fed
+    by row and column broadcasts keeps each broadcast to a band of the array instead of its whole width.
+
     Raises:
         PlanError: a chain fits nowhere (names its first cascade and the device's rule).
     """
@@ -52,9 +59,10 @@ def place_chains(problem: object, pins: dict[str, Coord]) -> dict[str, Coord]:
     name_of = {(p, q): n for n, p, q in pairs}
     tiles = dev.tiles("compute")
     taken = set(pins.values())
+    boxes = _Boxes(problem, pins)
     placed: dict[str, Coord] = {}
     for chain in _chains(pairs):
-        path = _search(dev, chain, tiles, pins, taken)
+        path = _search(dev, chain, tiles, pins, taken, boxes)
         if path is None:
             first = name_of[(chain[0], chain[1])]
             raise PlanError(
@@ -64,11 +72,57 @@ def place_chains(problem: object, pins: dict[str, Coord]) -> dict[str, Coord]:
         for c, t in zip(chain, path, strict=True):
             placed[c] = t
             taken.add(t)
+        boxes.add(chain, path)
     return placed
 
 
+class _Boxes:
+    """Per fifo between cores: the bounding box of its cores placed so far, and its bytes."""
+
+    def __init__(self, problem: object, pins: dict[str, Coord]) -> None:
+        self.fifos: dict[str, list[tuple[str, int]]] = {}  # core -> (fifo, traffic) of the fifos it touches
+        for f in problem.fifos:  # type: ignore[attr-defined]
+            for a in f.agents:
+                if a.startswith("core:"):
+                    self.fifos.setdefault(a[5:], []).append((f.name, f.traffic))
+        self.box: dict[str, tuple[int, int, int, int]] = {}
+        for c, t in pins.items():
+            self._grow(c, t)
+
+    def _grow(self, core: str, t: Coord) -> None:
+        for f, _ in self.fifos.get(core, ()):
+            b = self.box.get(f)
+            self.box[f] = (t[0], t[0], t[1], t[1]) if b is None else \
+                (min(b[0], t[0]), max(b[1], t[0]), min(b[2], t[1]), max(b[3], t[1]))
+
+    def cost(self, chain: list[str], path: list[Coord]) -> int:
+        """Bytes x growth of the half perimeter of every fifo box the chain's cores would join."""
+        grown: dict[str, tuple[int, int, int, int]] = {}
+        weight: dict[str, int] = {}
+        for c, t in zip(chain, path, strict=True):
+            for f, traffic in self.fifos.get(c, ()):
+                b = grown.get(f, self.box.get(f))
+                if b is None:
+                    grown[f] = (t[0], t[0], t[1], t[1])
+                else:
+                    grown[f] = (min(b[0], t[0]), max(b[1], t[0]), min(b[2], t[1]), max(b[3], t[1]))
+                weight[f] = traffic
+        total = 0
+        for f, b in grown.items():
+            old = self.box.get(f)
+            before = 0 if old is None else (old[1] - old[0]) + (old[3] - old[2])
+            total += weight[f] * ((b[1] - b[0]) + (b[3] - b[2]) - before)
+        return total
+
+    def add(self, chain: list[str], path: list[Coord]) -> None:
+        for c, t in zip(chain, path, strict=True):
+            self._grow(c, t)
+
+
 def _search(dev: object, chain: list[str], tiles: list[Coord], pins: dict[str, Coord],
-            taken: set[Coord]) -> list[Coord] | None:
+            taken: set[Coord], boxes: _Boxes) -> list[Coord] | None:
+    """The cheapest placement of ``chain`` (:meth:`_Boxes.cost`; the first in row, column order on ties):
+    per start tile, the first path along the device's cascade found depth first."""
     steps = [0]
 
     def ok(core: str, t: Coord) -> bool:
@@ -88,12 +142,17 @@ def _search(dev: object, chain: list[str], tiles: list[Coord], pins: dict[str, C
         return None
 
     starts = [pins[chain[0]]] if chain[0] in pins else sorted(tiles, key=lambda t: (t[1], t[0]))
+    best: tuple[int, list[Coord]] | None = None
     for s in starts:
         if ok(chain[0], s):
             found = extend([s])
             if found is not None:
-                return found
-    return None
+                cost = boxes.cost(chain, found)
+                if best is None or cost < best[0]:
+                    best = (cost, found)
+                if cost == 0:  # nothing placed shares a fifo with it, or it joins them for free
+                    break
+    return None if best is None else best[1]
 
 
 __all__ = ["cascade_pairs", "place_chains"]
