@@ -101,11 +101,54 @@ Figures and how each is reproduced:
   8 columns", "0.920" ms/dispatch before the change (0.923 after): the whole-array
   matmul example (tl.library.matmul's layout) with m=64, k=32, n=128 tiles on all 8
   columns, bf16 in and out, at the npu2 clock, dispatch not added.
+- [XDNA] Hello XDNA (scalable-analyses/xdna, ``docs/source/xdna1_kernel.rst``): a
+  hand-scheduled 32x32x32 bf16 kernel with f32 accumulation on one npu1 core, "we
+  achieved 398 BF16 GFLOPS" on a Ryzen 7 8700G (Hawk Point) in turbo pmode. Its
+  ``src/XDNA1.mlir`` calls the kernel 1,000,000 times per dispatch on L1-resident
+  buffers and ``src/driver_kernel.cpp`` divides 2 * 32^3 * 10^6 FLOP by the host time
+  of a dispatch, so dispatch is negligible. The row is C += A @ B, 32^3, bf16 in, f32
+  accumulate, priced by the cost model (one call's cycles) at the npu1 clock (1.6 GHz).
 - [IRON55] the same operator at 2048^3 on Strix Halo, "Throughput: 6.961237e+02
   GFLOP/s": shown, not counted. It is a question about why the figure is low, on a
   development branch; the FLM README's later measurement of the same operator on
   NPU2 runs a similar GEMM at 5.8 TFLOPS, so the two cannot both describe the same
   operator and hardware state.
+
+Considered, not added (decided before computing a simulated value; the reason is
+what disqualified it):
+- Hello XDNA's XDNA2 kernel ("1760 BFP16 GFLOPS"): bfp16 operands, no DSL dtype.
+- ryzen-npu-linux ``relu_add`` (1 tile 8 967 us, 8 columns 1 123 us): a scalar C++
+  kernel; DSL kernels are vector kernels.
+- ryzen-npu-linux ``vector_scalar_mul`` (106 us, npu2): 89% of it is the page's own
+  94 us floor, a calibration row.
+- ryzen-npu-linux ``ml/conv2d`` (490 us npu2, ~0.9 ms npu1): one un-warmed host-timed
+  ``execute()`` with buffer syncs; the convolution is about 2% of it.
+- mlir-aie issue 2704 (npu2 single_core 3223 us, whole_array 3687 us): dtype not
+  stated; the reporter asks why the figures are low.
+- mlir-aie PR 2559 memcpy (55.5 / 66.6 GB/s): device, columns, channels and mode
+  not stated.
+- stream_aie CI trace cycles: device and dtype not stated.
+- Vitis AIE-ML tutorial's unoptimized kernel (2092 / 2089 cycles): the same DSL
+  kernel as the optimized one in [XD100]; only hand blocking differs.
+- Vitis IIR tutorial (72 cycles per call, AIE1): a recursive filter bound by the
+  float accumulate latency; not a DSL tile kernel.
+- Estevez's peak-TOPS loop (539 cycles per iteration, npu2): a register-resident
+  synthetic loop.
+- mlir-aie PR 3650 (asymmetric tile buffering, bfp16): neither is in the library.
+- mlir-aie PR 2414 (whole_array bf16): figures only in images. PR 2876 (softmax):
+  size not stated.
+- [FLM]'s flm.GEMM rows and IRON PR 195's tables: another design (pre-packed B).
+- iree-amd-aie PRs 282, 415, 851, 1183, 1245, 1286, 1313: IREE's own designs and
+  host runtime (as [I1198]).
+- "Striking the Balance" (arXiv 2512.13282) maxima: sizes, tiles and clocks not
+  readable from its abstract.
+- MaxEVA, CHARM: adder-kernel reduction and PL-side buffers, not the library's
+  cascade/PLIO GEMM.
+- Vitis DSP library benchmark CSVs: latency and testbench-fed throughput only
+  (PLIO widths and PL clock not given); kernel-only cycle counts readable only
+  for complex dtypes.
+- mlir-aie programming guide section 4a ("200-300 us" wall clock): a range, device
+  not stated, mostly host dispatch.
 """
 
 from __future__ import annotations
@@ -364,6 +407,7 @@ FLM = "https://github.com/amd/IRON/blob/main/iron/operators/flm/gemm/README.md"
 IRON55 = "https://github.com/amd/IRON/issues/55"
 PR3442 = "https://github.com/Xilinx/mlir-aie/pull/3442"
 RNL = "https://github.com/Jonas-Augustinus-Linus/ryzen-npu-linux/blob/main/docs/MLIR-AIE.md (Strix Point)"
+XDNA = "https://github.com/scalable-analyses/xdna/blob/main/docs/source/xdna1_kernel.rst (Hello XDNA)"
 XD100 = ("https://docs.amd.com/r/en-US/Vitis-Tutorials-AI-Engine-Development/Performance-Analysis (AIE-ML "
          "tutorial 01, optimized kernel, AIE simulator)")
 
@@ -376,6 +420,12 @@ def aieml_int8_kernel_cycles(out) -> float:
         c[...] = (a @ b).astype(out)
 
     return cost.kernel_cycles(mm, tl.device("xcve2802"))
+
+
+def xdna1_bf16_kernel_gflops() -> float:
+    """[XDNA] GFLOP/s of one npu1 core calling C += A @ B (32^3, bf16 in, f32 accumulate) back to back."""
+    cycles = cost.kernel_cycles(_mac_kernel(tl.bf16, tl.f32, t=32), NPU1)
+    return 2 * 32**3 * NPU1.clock_hz / cycles / 1e9
 
 
 def npu2_int8_gemm_tops(size: int = 2048) -> float:
@@ -467,6 +517,9 @@ def figures() -> list[Figure]:
                lambda: aieml_int8_kernel_cycles(tl.i32), VALIDATION),
         Figure("64^3 i8 matmul kernel, i16 out", "xcve2802", XD100, "16 bits output 1121 91%", 1121, "cycles",
                lambda: aieml_int8_kernel_cycles(tl.i16), VALIDATION),
+        Figure("32^3 bf16 kernel on one core, GFLOP/s", "npu1", XDNA, "Benchmarking the kernel on an XDNA1 NPU "
+               "(AMD Ryzen 7 8700G), we achieved 398 BF16 GFLOPS.", 398, "GFLOP/s", xdna1_bf16_kernel_gflops,
+               VALIDATION),
         Figure("whole-array GEMM 2048^3 i8 -> i32, TOPS", "npu2", IRON172, "2048³ ≈7–8.2 TOPS", 8.2, "TOPS",
                npu2_int8_gemm_tops, VALIDATION),
         Figure("IRON GEMM 1024x2048x1024 bf16, latency", "npu1", FLM, "| 1024 / 2048 / 1024 | **2134 us** | 2738 us |",
