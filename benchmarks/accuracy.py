@@ -149,6 +149,11 @@ what disqualified it):
   for complex dtypes.
 - mlir-aie programming guide section 4a ("200-300 us" wall clock): a range, device
   not stated, mostly host dispatch.
+- [IRON172]'s other shapes (1024x512x1024, 4096^3): the same measurement of the
+  same design as its 2048^3 row (as [FLM]'s smaller npu1 shapes). amd/IRON PRs 177,
+  182: modified kernels, tiles not stated.
+- phoenix-npu1-iron-kernels (Hugging Face; int16 512^3 on 4x4, 264.7 GOPS): tiles not
+  stated; about 90% of the run is the host path.
 """
 
 from __future__ import annotations
