@@ -161,3 +161,57 @@ def test_mlir_aie_accepts_the_plio_fed_physical_module():
     p = tl.plan(_design(48, 96, 48, (1, 1), 3, plio=True), strategy="greedy")
     res = vendor.compile_text(tl.emit_mlir(p, level="physical"), "physical")
     assert "llvm.aie.put.mcd" in res.modules["cores"]
+
+
+# -- the large PLIO-fed grids: 256 and 384 of the VC1902's 400 cores -------------------------------
+
+
+def _check_routes_fit(p):
+    """Every route a tree reaching its fifo's tiles; no link carrying more routes than the device's channels."""
+    dev = tl.device(DEV)
+    use: dict = {}
+    for r in p.routes.values():
+        assert set(map(tuple, r.dests)) <= set(map(tuple, r.reaches()))
+        for link in r.links:
+            use[link] = use.get(link, 0) + 1
+    assert all(n <= dev.link_capacity(*link) for link, n in use.items())
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(8, 8), (12, 8)])
+def test_plio_large_grids_plan_route_and_equal_numpy(rows, cols):
+    """8 x 8 and 12 x 8 chains of 4 (256, 384 cores): 64 + 64 and 80 + 96 PLIO streams, the broadcasts
+    spread over the 34 PL shims so that the routes fit every link; C equals numpy."""
+    M, K, N = rows * 16, 32, cols * 16  # noqa: N806
+    d = _design(M, K, N, (rows, cols), 4, plio=True)
+    assert len(d.cores) == rows * cols * 4
+    p, res, c, want = _run(d, M, K, N, seed=3)
+    np.testing.assert_array_equal(c, want)
+    dev = tl.device(DEV)
+    hosts = [end.tile for fp in p.fifos.values() for end in (fp.producer, *fp.consumers) if end.agent == "host"]
+    assert len(hosts) == (rows + cols) * 4 + rows * cols and all(dev.is_pl_shim(tuple(t)) for t in hosts)
+    assert len({tuple(t)[0] for t in hosts}) > 8  # spread over many PL shims' columns, not crowded on a few
+    for cas in d.cascades:
+        r, q, j = cas.name.split("_")[1:]
+        src, dst = p.placement[f"core_{r}_{q}_{j}"], p.placement[f"core_{r}_{q}_{int(j) + 1}"]
+        assert rule_aie1(tuple(src), tuple(dst), dev.cols), (cas.name, src, dst)
+    _check_routes_fit(p)
+    assert res.stats.ddr_bytes_read == 0
+
+
+def test_plio_256_cores_plan_is_deterministic():
+    d = _design(128, 32, 128, (8, 8), 4, plio=True)
+    assert tl.plan(d, strategy="greedy").to_json() == tl.plan(d, strategy="greedy").to_json()
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(8, 8), pytest.param(12, 8, marks=pytest.mark.slow)])
+def test_mlir_aie_accepts_the_large_plio_fed_physical_modules(rows, cols):
+    """The physical module of 256 (and, marked slow, 384) PLIO-fed cascade cores through mlir-aie's flow:
+    its switchboxes hold every planned route, its cores compile with the cascade intrinsics."""
+    pytest.importorskip("mlir.ir")
+    from tilelang.backends.mlir import vendor
+
+    if vendor.missing_tools_reason():
+        pytest.skip(vendor.missing_tools_reason())
+    p = tl.plan(_design(rows * 16, 32, cols * 16, (rows, cols), 4, plio=True), strategy="greedy")
+    res = vendor.compile_text(tl.emit_mlir(p, level="physical"), "physical")
+    assert "llvm.aie.put.mcd" in res.modules["cores"] and "llvm.aie.get.scd" in res.modules["cores"]
