@@ -18,7 +18,10 @@ With ``warm_start`` (explorations of the same factory on other devices), step 1
 ranks the points instead by a surrogate fitted on those trials and on this
 search's own, with the devices' features as part of its input
 (``transfer.py``): the best-predicted points are evaluated first, a batch at a
-time, the surrogate refitted after each batch.
+time, the surrogate refitted after each batch. Where the factory has a prior,
+its best unevaluated points take the first half of each such batch (the prior
+models the target device itself; the surrogate knows it only through the
+device features and the trials measured so far).
 
 A ``storage`` (an SQLite file for ``.db``/``.sqlite`` paths, an Optuna
 journal file otherwise, or an SQLAlchemy URL) keeps the study: calling
@@ -35,7 +38,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from tilelang.errors import TileLangError
@@ -123,8 +126,12 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
             n = min(BATCH, want - len(done))
             if warm is not None and len(done) < warm_n:
                 n = min(n, warm_n - len(done))
-                for k in _transfer_batch(space, features, warm, done, objective, n):
-                    study.enqueue_trial(dict(zip(names, k, strict=True)), user_attrs={"source": "transfer"})
+                # with a prior, its best unevaluated points take the first half of the batch (rounded down:
+                # a batch of one is the surrogate's), the surrogate's best predictions the rest
+                ranked = [k for k in order if k not in done][: n // 2]
+                picks = _transfer_batch(space, features, warm, done, objective, n - len(ranked), set(ranked))
+                for k, source in [*((k, "prior") for k in ranked), *((k, "transfer") for k in picks)]:
+                    study.enqueue_trial(dict(zip(names, k, strict=True)), user_attrs={"source": source})
             batch = _ask(optuna, study, dists, names, space, done, fallback, n)
             results = _evaluate(runner, space, [k for _, k, _ in batch])
             for (ft, key, source), res in zip(batch, results, strict=True):
@@ -187,8 +194,9 @@ def _point_features(space: Space, estimates: dict[Key, float | None]) -> dict[Ke
 
 
 def _transfer_batch(space: Space, features: dict[Key, dict[str, float]], source: list[Any],
-                    done: dict[Key, Trial], objective: str, n: int) -> list[Key]:
-    """The ``n`` unevaluated points the surrogate (source trials and this search's so far) predicts best."""
+                    done: dict[Key, Trial], objective: str, n: int, taken: Collection[Key] = ()) -> list[Key]:
+    """The ``n`` unevaluated points (none of ``taken``) the surrogate (source trials and this search's so far)
+    predicts best."""
     from tilelang.explore.transfer import Observation, rank
 
     own = []
@@ -197,7 +205,7 @@ def _transfer_batch(space: Space, features: dict[Key, dict[str, float]], source:
             continue
         v = t.value(objective) if t.ok else None
         own.append(Observation(features[key], "target", v if v is not None and math.isfinite(v) else None))
-    todo = [k for k in space.keys() if k not in done]
+    todo = [k for k in space.keys() if k not in done and k not in taken]
     order = rank([features[k] for k in todo], [*source, *own])
     return [todo[i] for i in order[:n]]
 
