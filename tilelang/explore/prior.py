@@ -5,10 +5,11 @@ grid; the tiler's model (``tilelang.plan.tiling_model``, what
 ``tl.tile_contraction`` minimises) evaluates exactly that tile and split over
 every memtile block size and keeps the best feasible estimate. For
 ``tl.library.softmax`` (a chunked design: one kernel call per chunk of rows, the
-chunks dealt to the cores through the memtiles) it is the slowest of the
-kernel (the simulator's kernel cost model), a core's DMA and its column's
-shim channel per round, over the rounds, plus the first chunk's fill and the
-last one's drain; with one buffer per fifo nothing overlaps. That costs
+chunks dealt to the cores through the memtiles) it paces each shim channel's
+transfers by the slowest of the kernel (the simulator's kernel cost model), a
+core's DMA and the channel per round, starts each channel when the runtime
+sequence has issued its move, and serves every transfer's bursts by the one
+DDR all channels share, as the simulator charges them. That costs
 milliseconds per point, against seconds for a plan and a simulation, so the
 whole space is ranked before the first simulation and the best-ranked points
 are evaluated first. A point the model finds infeasible, or a factory without
