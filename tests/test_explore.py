@@ -167,6 +167,17 @@ def test_softmax_prior_charges_the_host_side_where_it_binds():
     assert sim[int(np.argmin(est))] == sim.min()
 
 
+@pytest.mark.parametrize("cores, rows_per_tile", [((1, 1), 1), ((1, 4), 1), ((2, 2), 4)])
+def test_softmax_prior_on_aie1_deals_each_core_one_run(cores, rows_per_tile):
+    """On AIE1 (no memtiles, a linear-only shim DMA) every core has its own shim moves, one contiguous run each:
+    the prior is within 10% of the timing simulation, and has no estimate for bf16 (no bf16 datapath)."""
+    kw = {"rows": 256, "cols": 256, "dtype": tl.f32, "device": "xcvc1902", "cores": cores,
+          "rows_per_tile": rows_per_tile}
+    sim = tl.simulate(tl.plan(tl.library.softmax(**kw), strategy="greedy"), mode="timing").cycles
+    assert softmax_estimate(kw) == pytest.approx(sim, rel=0.10)
+    assert softmax_estimate({**kw, "dtype": tl.bf16}) is None
+
+
 def test_softmax_prior_ranks_simulated_points_and_refuses_what_the_factory_refuses():
     """Against timing simulations of a small softmax space the prior's order agrees (Spearman > 0.6), its
     best point is within 10% of the simulated best, and it has no estimate where the factory or a core's

@@ -116,6 +116,7 @@ def softmax_estimate(kwargs: dict[str, Any]) -> float | None:
         max_rows, max_cores = row_limits(dev, 1, 1)
         grid = choose_grid(dev, kwargs.get("cores", 1), "softmax", max_rows=max_rows, max_cores=max_cores)
         kern = softmax_kernel(per, cols, dtype)
+        kernel = float(kernel_cycles(kern, dev))  # (a DesignError for a dtype the cores have no datapath for)
     except (TileLangError, KeyError, TypeError, ValueError):
         return None
     if per <= 0 or depth <= 0 or rows % (grid.cores * per):
@@ -128,7 +129,6 @@ def softmax_estimate(kwargs: dict[str, Any]) -> float | None:
         return None
     rounds = rows // (grid.cores * per)
     stream = dev.stream_bits / 8
-    kernel = float(kernel_cycles(kern, dev))
     move = BD_SETUP_CYCLES + chunk / stream
     one = BD_SETUP_CYCLES + chunk / float(min(stream, dev.shim_run_bytes_per_cycle(chunk)))
     groups = column_groups(dev, grid, 1, 1)[0]
