@@ -76,7 +76,8 @@ class CompiledKernel:
             for x in op.operands:
                 if isinstance(x, KOp):
                     last_use[slot[id(x)]] = i
-        self._steps: list[Step] = [
+        fused = _fused_matmul(kernel, pos)
+        self._steps: list[Step] = [fused] if fused is not None else [
             _compile(i, op, slot, pos, kernel.params, view=last_use.get(i, -1) <= first_store)
             for i, op in enumerate(body)
         ]
@@ -196,6 +197,67 @@ def _matmul(i: int, op: KOp, slot: dict[int, int]) -> Step:
         env[i] = fc.astype(np.int64).astype(acc) if integer else fc.astype(acc)
 
     return matmul
+
+
+def _fused_matmul(kernel: Kernel, pos: dict[int, int]) -> Step | None:
+    """One step for the two GEMM kernels that are most calls of a matmul design, or None for another kernel.
+
+    ``c[...] = a @ b`` (load a, load b, matmul, store c) and ``c[...] += a @ b`` (load c, load a, load b,
+    matmul, add, store c), whole tiles, the matmul one :func:`_matmul` computes exactly and the sum in a
+    native dtype: the step computes the same product the same way and adds it into ``c`` in place
+    (``np.add(c, p, out=c)`` gives what the add step then the store give: the sum is elementwise, read
+    before written at each element; the operands were copied into the f64 buffers first, so ``c``
+    aliasing ``a`` or ``b`` changes nothing).
+    """
+    body = kernel.body
+    kinds = [op.kind for op in body]
+    if kinds == [OpKind.LOAD, OpKind.LOAD, OpKind.MATMUL, OpKind.STORE]:
+        la, lb, mm, st = body
+        lc = add = None
+    elif kinds == [OpKind.LOAD, OpKind.LOAD, OpKind.LOAD, OpKind.MATMUL, OpKind.ADD, OpKind.STORE]:
+        lc, la, lb, mm, add, st = body
+        if add.operands[0] is not lc or add.operands[1] is not mm or st.operands[1] is not add:
+            return None
+        if st.operands[0] is not lc.operands[0] or lc.attr("index") is not None:
+            return None
+        t = add.type
+        if t is None or not t.shape or t.dtype.name not in _NATIVE or t != lc.type or t != mm.type:
+            return None
+    else:
+        return None
+    if mm.operands[0] is not la or mm.operands[1] is not lb or (add is None and st.operands[1] is not mm):
+        return None
+    if any(op.attr("index") is not None for op in (la, lb, st)) or mm.type is None or not _exact_in_f64(mm):
+        return None
+    if add is None and st.operands[0].type != mm.type:  # (the store casts nothing: c is the product's type)
+        return None
+    ja, jb, jc = (pos.get(id(op.operands[0])) for op in (la, lb, st))
+    if ja is None or jb is None or jc is None:
+        return None
+    x, y = mm.operands
+    (m, k), n = x.type.shape, y.type.shape[1]  # type: ignore[union-attr]
+    acc = mm.type.dtype.numpy
+    integer = mm.type.dtype.is_int
+    fa, fb, fc = np.empty((m, k)), np.empty((k, n)), np.empty((m, n))
+    matmul, add_ = np.matmul, np.add
+
+    if add is None:
+        def matmul_store(env: list, args: list) -> None:
+            fa[...] = args[ja]
+            fb[...] = args[jb]
+            matmul(fa, fb, out=fc)
+            args[jc][...] = fc.astype(np.int64).astype(acc) if integer else fc.astype(acc)
+
+        return matmul_store
+
+    def matmul_add(env: list, args: list) -> None:
+        fa[...] = args[ja]
+        fb[...] = args[jb]
+        matmul(fa, fb, out=fc)
+        c = args[jc]
+        add_(c, fc.astype(np.int64).astype(acc) if integer else fc.astype(acc), out=c)
+
+    return matmul_add
 
 
 def _generic(i: int, op: KOp, slot: dict[int, int], pos: dict[int, int], params: tuple[Param, ...]) -> Step:

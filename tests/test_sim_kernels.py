@@ -77,6 +77,38 @@ def test_matmul_accumulate(src, acc):
     _same(mac, [a, b, c])
 
 
+@pytest.mark.parametrize(("src", "acc"), [(tl.bf16, tl.f32), (tl.f32, tl.f32), (tl.i16, tl.i32), (tl.i8, tl.i32)])
+def test_gemm_kernels_run_as_one_step_and_equal_the_reference(src, acc):
+    """``c = a @ b`` and ``c += a @ b`` are one fused step (kernels._fused_matmul), equal to the reference
+    bit for bit, also when one buffer is passed as every operand."""
+
+    @tl.kernel
+    def first(a: tl.Tile[(16, 16), src], b: tl.Tile[(16, 16), src], c: tl.Tile[(16, 16), acc]):
+        c[...] = a @ b
+
+    @tl.kernel
+    def mac(a: tl.Tile[(16, 16), src], b: tl.Tile[(16, 16), src], c: tl.Tile[(16, 16), acc]):
+        c[...] += a @ b
+
+    @tl.kernel
+    def same(a: tl.Tile[(16, 16), acc], b: tl.Tile[(16, 16), acc], c: tl.Tile[(16, 16), acc]):
+        c[...] += a @ b
+
+    rng = np.random.default_rng(3)
+    for k in (first, mac):
+        assert len(CompiledKernel(k)._steps) == 1, k.name
+        a, b = _arrays(rng, src, (16, 16), (16, 16))
+        (c,) = _arrays(rng, acc, (16, 16))
+        _same(k, [a, b, c])
+    if acc.is_float:  # one array as a, b and c: the product is taken before c is written
+        (x,) = _arrays(rng, acc, (16, 16))
+        ref = x.copy()
+        semantics.run(same, {"a": ref, "b": ref, "c": ref})
+        got = x.copy()
+        CompiledKernel(same).run([got, got, got])
+        assert np.array_equal(ref.view(np.uint8), got.view(np.uint8))
+
+
 def test_integer_matmul_wraps_like_the_reference():
     @tl.kernel
     def mm(a: tl.Tile[(4, 64), tl.i16], b: tl.Tile[(64, 4), tl.i16], c: tl.Tile[(4, 4), tl.i32]):
