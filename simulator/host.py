@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from itertools import product
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -121,6 +122,7 @@ class ElementWalk:
         self.view: np.ndarray | None = None
         self.writable_view = False
         self.full: np.ndarray | None = None
+        self._outers: list[tuple[int, ...]] | None = None
         lo, hi = pattern.extent()
         if hi >= flat.size:
             raise SimulationError(f"pattern {pattern} reaches element {hi} of a tensor of {flat.size}")
@@ -138,12 +140,11 @@ class ElementWalk:
                 break
 
     def _outer(self, k: int) -> tuple[int, ...]:
-        k %= self.per_walk // self.n
-        idx = []
-        for size in reversed(self.outer):
-            k, i = divmod(k, size)
-            idx.append(i)
-        return tuple(reversed(idx))
+        """The outer indices of element ``k`` (the walk repeats past its end), listed once on first use."""
+        outers = self._outers
+        if outers is None:
+            outers = self._outers = list(product(*(range(size) for size in self.outer)))
+        return outers[k % len(outers)]
 
     def _offsets(self, k: int) -> np.ndarray:
         if self.view is not None:
