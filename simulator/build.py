@@ -77,6 +77,7 @@ class World:
                 self._shared(f)
             else:
                 self._streamed(f)
+        self.contention.dma_banks = self._dma_banks()
         self.cores = self._cores()
         self.cascades = build_cascades(self.engine, self.design, self.device, self.cores)
         self._moves()
@@ -208,6 +209,12 @@ class World:
             side = "out" if out else "in"
             self.link_tracks[key] = self.trace.track("memtile links", f"{self.link_labels[link]}: {fifo} {side}")  # type: ignore[union-attr]
         return self.link_tracks[key]
+
+    def _dma_banks(self) -> set:
+        """The compute-tile banks of every buffer a flow reads or writes: the only banks a transfer charges."""
+        rings = [f.source.side.ring for f in self.flows if isinstance(f.source, RingSource)]
+        rings += [s.side.ring for f in self.flows for s in f.sinks if isinstance(s, RingSink)]
+        return {b for r in rings for b in (r.banks or ()) if b is not None}
 
     # -- cores and host ----------------------------------------------------------------
 

@@ -73,20 +73,31 @@ class Contention:
 
     def __init__(self, watched: set[Hashable]) -> None:
         self.watched = watched
+        #: banks some flow's buffers are in: no transfer touches any other, so a call is registered on these only
+        self.dma_banks: set[Hashable] = set()
         self._calls: dict[Hashable, list[RunningCall]] = {}
         self._transfers: dict[Hashable, list[tuple[int, int, float]]] = {}
+        #: per bank, the latest end of a transfer registered there: a call starting at or after it
+        #: overlaps none, and every record of the bank is finished
+        self._transfers_until: dict[Hashable, int] = {}
 
-    def call_started(self, now: int, timing: CallTiming) -> RunningCall:
-        """Register a call starting now; charge it for transfers already in flight on its banks."""
+    def call_started(self, now: int, timing: CallTiming, banks: tuple | None = None) -> RunningCall:
+        """Register a call starting now; charge it for transfers already in flight on its banks
+        (``banks``: those of them to watch, default all)."""
         call = RunningCall(now, timing)
-        transfers, calls = self._transfers, self._calls
-        for bank in timing.banks:
-            for _, end, per_cycle in transfers.get(bank, ()):
-                if end > now:  # (finished transfers stay listed until pruned)
-                    ce = call.end
-                    overlap = (end if end < ce else ce) - now
-                    if overlap > 0:
-                        call.charge(bank, overlap * per_cycle)
+        transfers, calls, until = self._transfers, self._calls, self._transfers_until
+        for bank in timing.banks if banks is None else banks:
+            live = transfers.get(bank)
+            if live:
+                if until[bank] <= now:  # every transfer there has finished: drop them (they charge nothing more)
+                    live.clear()
+                else:
+                    for _, end, per_cycle in live:
+                        if end > now:  # (finished transfers stay listed until pruned)
+                            ce = call.end
+                            overlap = (end if end < ce else ce) - now
+                            if overlap > 0:
+                                call.charge(bank, overlap * per_cycle)
             running = calls.get(bank)
             if running is None:
                 calls[bank] = [call]
@@ -99,7 +110,7 @@ class Contention:
     def transfer_started(self, banks: list[Hashable], start: int, end: int, bytes_per_cycle: float) -> None:
         """Register a transfer over ``[start, end)`` touching ``banks``; charge the calls running there."""
         per_cycle = bytes_per_cycle / DMA_ACCESS_BYTES
-        watched, transfers = self.watched, self._transfers
+        watched, transfers, until = self.watched, self._transfers, self._transfers_until
         for bank in banks:
             if bank not in watched:
                 continue
@@ -114,7 +125,10 @@ class Contention:
             live = transfers.get(bank)
             if live is None:
                 transfers[bank] = [(start, end, per_cycle)]
+                until[bank] = end
             else:
                 if len(live) >= _PRUNE_AT:
                     live[:] = [t for t in live if t[1] > start]
                 live.append((start, end, per_cycle))
+                if end > until[bank]:
+                    until[bank] = end

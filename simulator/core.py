@@ -121,8 +121,8 @@ class CallPlan:
         elems: the (parameter name, side, index) of every element argument, in order.
     """
 
-    __slots__ = ("_affine", "_args", "_compiled", "_cost", "_costs", "_elem_pos", "cascades", "elems", "kernel", "name",
-                 "user_errors")
+    __slots__ = ("_affine", "_args", "_compiled", "_cost", "_costs", "_elem_pos", "cascades", "elems", "entries", "kernel",
+                 "name", "slotters", "traced", "user_errors")
 
     def __init__(self, call: Call, kernel: AnyKernel, sides: dict[str, Side], cost: CostFactory | None,
                  local: dict[str, LocalStore] | None = None) -> None:
@@ -169,6 +169,13 @@ class CallPlan:
             else:  # pragma: no cover - the IR has no other argument kind
                 raise SimulationError(f"unknown argument {a!r} of parameter {p.name!r}")
         self._cost = cost(kernel, self.elems, local_banks) if cost is not None and isinstance(kernel, Kernel) else None
+        #: a compiled kernel with a cost model (timed and timing modes): the core runs it through
+        #: ``slotters``, ``entries`` and :meth:`compute` rather than :meth:`execute`
+        self.traced = self._compiled is not None and self._cost is not None
+        #: per element argument: (side, index, whether the side writes, ring), to find its slot with no call
+        self.slotters = [(side, idx, isinstance(side, WriterSide), side.ring) for _, side, idx in self.elems]
+        #: (cycles, timing, the banks of the call some DMA transfer can touch) per tuple of slots
+        self.entries: dict[tuple[int, ...], tuple[int, CallTiming, tuple]] = {}
 
     def execute(self, loopvars: list[int], timed: bool, data: bool = True) -> tuple[int, CallTiming | None]:
         """Compute the call in place; return its cycles (0 when not timed) and, for a
@@ -209,6 +216,32 @@ class CallPlan:
         if not timed:
             return 0, None
         return extern_cycles(k, tuple(v if v.ndim else v[()] for v in args)), None  # type: ignore[union-attr]
+
+    def entry(self, key: tuple[int, ...], contention: Contention | None) -> tuple[int, CallTiming, tuple]:
+        """(cycles, timing, banks) of a traced kernel's call on the buffer slots ``key``, kept in
+        ``entries``: ``banks`` are the call's banks some DMA transfer can touch (``Contention.dma_banks``;
+        the call is charged on no other, so only these are registered)."""
+        t = self._costs.get(key)
+        if t is None:
+            t = self._costs[key] = self._cost(key)  # type: ignore[misc]
+        banks = tuple(b for b in t.banks if b in contention.dma_banks) if contention is not None else ()
+        got = self.entries[key] = (t.cycles, t, banks)
+        return got
+
+    def compute(self, loopvars: list[int], key: tuple[int, ...]) -> None:
+        """Compute a compiled kernel's call in place, its element arguments in the buffer slots ``key``
+        (:meth:`execute`'s data part; numpy's floating-point warnings silenced by the caller)."""
+        args = list(self._args)
+        j = 0
+        for i, src, idx in self._elem_pos:
+            if idx >= 0:
+                args[i] = src.ring.buf[key[j]]  # type: ignore[union-attr]
+                j += 1
+            else:
+                args[i] = np.asarray(loopvars[-1 - idx], dtype=src)  # type: ignore[call-overload]
+        for i, a in self._affine:
+            args[i] = np.asarray(a.wrapped(loopvars), dtype=a.dtype.numpy)
+        self._compiled.run_quiet(args)  # type: ignore[union-attr, arg-type]
 
     def _timing(self, key: tuple[int, ...]) -> tuple[int, CallTiming]:
         """Cycles and timing of a traced kernel's call on these buffer slots (cached per slots)."""
@@ -255,9 +288,10 @@ class CoreRunner:
         for s in body:
             if isinstance(s, Acquire):
                 side = self.sides[s.fifo]
-                prog.append((_ACQUIRE, side, s.n, AcquireWait(side, s), s.fifo))
+                prog.append((_ACQUIRE, side, s.n, AcquireWait(side, s), s.fifo, isinstance(side, ReaderSide), side.ring))
             elif isinstance(s, Release):
-                prog.append((_RELEASE, self.sides[s.fifo], s.n))
+                side = self.sides[s.fifo]
+                prog.append((_RELEASE, side, s.n, side.release))
             elif isinstance(s, Call):
                 plan = CallPlan(s, kernels[s.kernel], self.sides, cost if self.timed else None, self.local)
                 self.calls.append(plan)
@@ -286,27 +320,43 @@ class CoreRunner:
             pc += 1
             if op == _ACQUIRE:
                 side, k = ins[1], ins[2]
-                if not side.try_acquire(k):
-                    t0 = engine.now
-                    filling = self._filling()
-                    signal = side.wait_signal
-                    proc.why = ins[3]
-                    while not side.try_acquire(k):
-                        yield signal
-                    self._stalled(ins[4], t0, engine.now, filling)
+                need = k - side.held
+                if need > 0:  # try_acquire, inlined (a reader needs published elements, a writer free slots)
+                    r = ins[6]
+                    if (r.n_published - side.consumed - side.held if ins[5]
+                            else r.depth - (side.produced + side.held - r.n_freed)) >= need:
+                        side.held = k
+                    else:
+                        t0 = engine.now
+                        filling = self._filling()
+                        signal = side.wait_signal
+                        proc.why = ins[3]
+                        while not side.try_acquire(k):
+                            yield signal
+                        self._stalled(ins[4], t0, engine.now, filling)
             elif op == _RELEASE:
-                ins[1].release(ins[2])
+                ins[3](ins[2])
             elif op == _CALL and ins[1].cascades:
                 yield from cascade_call(self, ins[1], ins[2], loopvars, proc, engine)
             elif op == _CALL:
                 plan = ins[1]
-                cycles, timing = plan.execute(loopvars, timed, data)
+                if plan.traced:  # a compiled kernel: its timing per buffer slots, cached
+                    key = tuple([((s.produced if w else s.consumed) + i) % r.depth for s, i, w, r in plan.slotters])
+                    got = plan.entries.get(key)
+                    if got is None:
+                        got = plan.entry(key, contention)
+                    cycles, timing, banks = got
+                    if data:
+                        plan.compute(loopvars, key)
+                else:
+                    cycles, timing = plan.execute(loopvars, timed, data)
+                    banks = ()
                 stats.calls += 1
                 if cycles:
                     start = engine.now
                     proc.why = "running kernel"
-                    if timing is not None and contention is not None and timing.banks:
-                        running = contention.call_started(start, timing)
+                    if banks:
+                        running = contention.call_started(start, timing, banks)  # type: ignore[union-attr]
                         yield cycles
                         while running.end > engine.now:  # the DMA took bank cycles meanwhile
                             yield running.end - engine.now

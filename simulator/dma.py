@@ -262,37 +262,75 @@ class Flow:
         """The flow's process body: one transfer per element, forever (it ends blocked).
 
         With ``data`` False (timing mode) a transfer takes its time and hands over its
-        buffers but copies nothing.
+        buffers but copies nothing. Ring ends (most flows' ends) are handled inline: the
+        tests of ``RingSource.ready``/``RingSink.ready``, ``reserve`` and the source's
+        release, each per transfer, with no call.
         """
         src, sinks, chans = self.source, self.sinks, self.channels
         ddr, nbytes, to_device, fifo = self.ddr, self.nbytes, self.to_device, self.fifo
         moving = _Moving(fifo)
-        starts, ends = self.starts, self.ends
+        starts_append, ends_append = self.starts.append, self.ends.append
         duration = self.duration if timed else 0
         now_group, later = self._publish_groups(timed)
         heap, seq = engine.heap, engine.seq
         banks_of = self._banks_of() if timed and self.contention is not None else None
         transfer_started = self.contention.transfer_started if banks_of is not None else None  # type: ignore[union-attr]
+        shim_cost = self._shim_cost if ddr is not None and timed else None
+        src_signal = src.signal
+        # a ring source: its reader side (None: a host source, asked through its methods)
+        src_side = src.side if isinstance(src, RingSource) else None
+        src_ring = src_side.ring if src_side is not None else None
+        sole_reader = src_ring is not None and len(src_ring.readers) == 1
+        # ring sinks: (sink, its writer side, its ring); None when some sink is the host's
+        ring_sinks = [(s, s.side, s.side.ring) for s in sinks] if all(isinstance(s, RingSink) for s in sinks) else None
+        # sinks whose part is a whole row of their buffers, fed a flat element: one row assignment each
+        whole = [isinstance(s, RingSink) and s.side.offset == 0 and s.side.numel == s.side.ring.flat.shape[1]
+                 for s in sinks]
         while True:
-            if not src.ready():
+            if src_side is not None:  # RingSource.ready, inlined
+                if not src_side.held:
+                    if src_ring.n_published - src_side.consumed <= 0:  # type: ignore[union-attr]
+                        proc.why = src
+                        while src_ring.n_published - src_side.consumed <= 0:  # type: ignore[union-attr]
+                            yield src_signal
+                    src_side.held = 1
+            elif not src.ready():
                 proc.why = src
                 while not src.ready():
-                    yield src.signal
+                    yield src_signal
             self.holding = True
-            for s in sinks:
-                if not s.ready():
-                    proc.why = s
-                    while not s.ready():
-                        yield s.signal
-            busy = _first_busy(chans)
-            while busy is not None:
-                proc.why = busy
-                yield busy.freed
-                busy = _first_busy(chans)
-            shim = self._shim_cost() if ddr is not None and timed else None
-            slots = [s.reserve() for s in sinks]
+            if ring_sinks is not None:  # RingSink.ready, inlined
+                for s, w, r in ring_sinks:
+                    if r.depth - (w.produced + w.held - r.n_freed) <= 0:
+                        proc.why = s
+                        while r.depth - (w.produced + w.held - r.n_freed) <= 0:
+                            yield s.signal
+            else:
+                for s in sinks:
+                    if not s.ready():
+                        proc.why = s
+                        while not s.ready():
+                            yield s.signal
+            while True:  # every channel free (the first busy one waited for, then all checked again)
+                for c in chans:
+                    if c.busy:
+                        proc.why = c
+                        yield c.freed
+                        break
+                else:
+                    break
+            shim = shim_cost() if shim_cost is not None else None
+            if ring_sinks is not None:  # RingSink.reserve, inlined
+                slots = []
+                for _, w, r in ring_sinks:
+                    h = w.held
+                    slots.append((w.produced + h) % r.depth)
+                    w.held = h + 1
+            else:
+                slots = [s.reserve() for s in sinks]
             for c in chans:
-                c.busy, c.user = True, fifo
+                c.busy = True
+                c.user = fifo
             start = engine.now
             dur = duration
             if shim is not None:
@@ -307,9 +345,28 @@ class Flow:
                 yield dur
             if data:
                 element = src.take()
-                for s, slot in zip(sinks, slots, strict=True):
-                    s.put(slot, element)
-            src.done()
+                flat = element.ndim == 1
+                for s, slot, w in zip(sinks, slots, whole, strict=True):
+                    if not w:
+                        s.put(slot, element)
+                    elif flat:
+                        s.side.ring.flat[slot] = element  # type: ignore[union-attr]
+                    else:  # a host tile (RingSink.put's reshape: the same elements in the same order)
+                        buf = s.side.ring.buf  # type: ignore[union-attr]
+                        if element.shape == buf.shape[1:]:
+                            buf[slot] = element
+                        else:
+                            s.put(slot, element)
+            if src_side is not None:  # ReaderSide.release(1), inlined
+                src_side.held -= 1
+                k = src_side.consumed = src_side.consumed + 1
+                freed = k if sole_reader else min(r.consumed for r in src_ring.readers)  # type: ignore[union-attr]
+                if freed != src_ring.n_freed:  # type: ignore[union-attr]
+                    src_ring.n_freed = freed  # type: ignore[union-attr]
+                    if src_ring.space._waiters:  # type: ignore[union-attr]
+                        src_ring.space.notify()  # type: ignore[union-attr]
+            else:
+                src.done()
             self.holding = False
             for c in chans:
                 c.busy = False
@@ -317,8 +374,8 @@ class Flow:
                     c.freed.notify()
             now = engine.now
             if timed:
-                starts.append(start)
-                ends.append(now)
+                starts_append(start)
+                ends_append(now)
             for s in now_group:
                 s.publish()
             for lat, publish in later:  # engine.schedule(lat, publish), inlined: a timeout's key
@@ -388,16 +445,10 @@ class Flow:
             return lambda slots: row[src_side.consumed % src_depth]  # src_side.slot(0)
         return lambda slots: table[slots[0]][src_side.consumed % src_depth]
 
-def _first_busy(chans: list[Channel]) -> Channel | None:
-    for c in chans:
-        if c.busy:
-            return c
-    return None
-
-
 def _publisher(group: list[RingSink | HostSink]) -> Callable[[], None]:
     if len(group) == 1:
-        return group[0].publish
+        g = group[0]
+        return g.side.release_one if isinstance(g, RingSink) else g.publish
 
     def publish() -> None:
         for s in group:

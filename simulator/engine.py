@@ -109,7 +109,9 @@ class Process:
     Attributes:
         name: the agent's name ("core:worker", "dma:a_in", ...).
         kind: "core", "dma" or "host": what the deadlock report calls it.
-        waiting: the signal it sleeps on, or None while running or sleeping on time.
+        waiting: the signal it last slept on (None before it first did): the one it sleeps on
+            while blocked. Only the deadlock report reads it, when every live process is blocked;
+            the engine does not clear it per step.
         why: what it waits for: a sentence, or a :class:`Waiting` that writes one
             on demand (see :meth:`reason`).
         obj: the component the process runs (a core runner, a flow), for reports.
@@ -227,7 +229,6 @@ class Engine:
                 what()  # type: ignore[operator]
                 continue
             p: Process = what  # type: ignore[assignment]
-            p.waiting = None
             try:
                 w = next(p.gen)
             except StopIteration:
