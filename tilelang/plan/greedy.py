@@ -271,7 +271,7 @@ def place_links(problem: Problem, cores: dict[str, Coord]) -> dict[str, Coord]:
     return dict(links)
 
 
-def _placed_flows(problem: Problem, cores: dict[str, Coord], links: dict[str, Coord]) -> list:
+def placed_flows(problem: Problem, cores: dict[str, Coord], links: dict[str, Coord]) -> list:
     """(source, destinations) of every fifo without a host end that will take a route: all but a pair of cores
     sharing a memory (the carriage lowers those with no DMA)."""
     out = []
@@ -286,6 +286,15 @@ def _placed_flows(problem: Problem, cores: dict[str, Coord], links: dict[str, Co
             continue
         out.append((src, dests))
     return out
+
+
+def host_flow(f: FifoSpec, s: Coord, tiles: dict[str, Coord]) -> tuple | None:
+    """(source, destinations) of fifo ``f`` with its host end on shim ``s``, the other agents on ``tiles``
+    (``core:<name>`` / ``link:<name>`` keys); None when one of them is not there."""
+    ends = [s if a == HOST else tiles.get(a) for a in f.agents]
+    if any(t is None for t in ends):
+        return None
+    return ends[0], tuple(ends[1:])
 
 
 #: Passes re-placing every host end against all the others' boundary crossings, while some boundary is
@@ -331,10 +340,11 @@ class _HostEnds:
         self.p, self.dev = problem, problem.device
         self.used = {s: {S2MM: 0, MM2S: 0, "bds": 0, "locks": 0} for s in self.dev.tiles("shim")}
         self.load = BoundaryLoad(fabric(self.dev))
-        for flow in _placed_flows(problem, cores, links):
+        for flow in placed_flows(problem, cores, links):
             self.load.add(flow)
         self.fifos = [f for f in problem.fifos if HOST in f.agents]
         self.near = {f.name: _partner_tiles(problem, f, HOST, cores, links) for f in self.fifos}
+        self.tiles = {**{f"core:{c}": t for c, t in cores.items()}, **{f"link:{n}": t for n, t in links.items()}}
         self.at: dict[str, Coord] = {}
 
     def _needs(self, f: FifoSpec) -> tuple[str, int, int, list[Coord]]:
@@ -346,11 +356,8 @@ class _HostEnds:
         return d, end_bds(self.p.design, f.name, HOST), host_end_locks(self.dev, shims[0]), shims
 
     def flow(self, f: FifoSpec, s: Coord) -> tuple | None:
-        """The routed flow of ``f`` with its host end on ``s`` (None when its other ends share no route)."""
-        near = self.near[f.name]
-        if not near:
-            return None
-        return (s, tuple(near)) if f.producer == HOST else (near[0], (s,))
+        """The routed flow of ``f`` with its host end on ``s`` (None when an end is not placed)."""
+        return host_flow(f, s, self.tiles)
 
     def place(self, f: FifoSpec) -> None:
         d, bds, locks, shims = self._needs(f)

@@ -31,9 +31,11 @@ from tilelang.devices.cascade_rules import cascade_targets
 from tilelang.ir.verify import HOST
 from tilelang.plan.carriage import MM2S, S2MM, Placement, common_memories, host_shims, link_needs, memtile_ports
 from tilelang.plan.cascades import cascade_pairs
-from tilelang.plan.fabric import hops, manhattan
+from tilelang.plan.fabric import fabric, hops, manhattan
+from tilelang.plan.greedy import host_flow, placed_flows
 from tilelang.plan.placement_grid import grid_term
 from tilelang.plan.problem import Coord, FifoSpec, Problem
+from tilelang.plan.route_cuts import BoundaryLoad, boundaries
 
 #: Largest (tiles of a) x (tiles of b) for the exact product linearisation of a pair's distance.
 PAIR_LIMIT = 600
@@ -257,6 +259,34 @@ class PlacementModel:
                 if ends:
                     self.prob += pulp.lpSum(ends) <= self.dev.end_channels(s, d), f"sh_{d}_{s[0]}_{s[1]}"
 
+    def boundaries(self) -> None:
+        """The routed flows that must cross each column and row boundary, per direction, within its channels
+        (the router's cut bound, ``route_cuts.BoundaryLoad``). The host ends are the variables: a broadcast
+        crosses every boundary between its source and its farthest destination, the direction set by the
+        source's side, so many host ends at the middle of a span they share overfill one direction (the
+        distance objective pulls each there). The other ends count at their tiles in the warm start: exact
+        for agents the model holds fixed, approximate for a window's cores, which may move ``radius`` tiles.
+        Only boundaries the flows could overfill get a row."""
+        homes = Placement({c: self.home(f"core:{c}") for c in self.p.cores},
+                          {ln.name: self.home(f"link:{ln.name}") for ln in self.p.links}, {})
+        load = BoundaryLoad(fabric(self.dev))
+        for flow in placed_flows(self.p, homes.cores, homes.links):
+            load.add(flow)
+        terms: dict[tuple, list] = {}
+        fifos: dict[tuple, set[str]] = {}
+        tiles = {**{f"core:{c}": t for c, t in homes.cores.items()}, **{f"link:{n}": t for n, t in homes.links.items()}}
+        for f in self.p.fifos:
+            if HOST not in f.agents:
+                continue
+            for s, z in self.assign[f"host@{f.name}"].items():
+                flow = host_flow(f, s, tiles)
+                for b in boundaries(flow) if flow is not None else ():
+                    terms.setdefault(b, []).append(z)
+                    fifos.setdefault(b, set()).add(f.name)
+        for b in sorted(terms):
+            if load.load[b] + len(fifos[b]) > load.cap[b]:
+                self.prob += pulp.lpSum(terms[b]) <= load.cap[b] - load.load[b], f"cut_{b[0]}_{int(b[1])}_{b[2]}"
+
     def result(self, values: dict[str, float]) -> Placement:
         """The placement a solution's values pick."""
 
@@ -284,6 +314,7 @@ def build(problem: Problem, start: Placement, movable: frozenset[str] | None = N
     m.core_channels_and_memory()
     m.memtiles()
     m.shims()
+    m.boundaries()
     if tie is None:
         m.prob += pulp.lpSum(m.cost)
     else:
