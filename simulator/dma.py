@@ -283,9 +283,9 @@ class Flow:
         sole_reader = src_ring is not None and len(src_ring.readers) == 1
         # ring sinks: (sink, its writer side, its ring); None when some sink is the host's
         ring_sinks = [(s, s.side, s.side.ring) for s in sinks] if all(isinstance(s, RingSink) for s in sinks) else None
-        # sinks whose part is a whole row of their buffers, fed a flat element: one row assignment each
-        whole = [isinstance(s, RingSink) and s.side.offset == 0 and s.side.numel == s.side.ring.flat.shape[1]
-                 for s in sinks]
+        # per sink, its ring when its part is a whole row of the ring's buffers (one row assignment), else None
+        whole = [s.side.ring if isinstance(s, RingSink) and s.side.offset == 0
+                 and s.side.numel == s.side.ring.flat.shape[1] else None for s in sinks]
         while True:
             if src_side is not None:  # RingSource.ready, inlined
                 if not src_side.held:
@@ -346,17 +346,15 @@ class Flow:
             if data:
                 element = src.take()
                 flat = element.ndim == 1
-                for s, slot, w in zip(sinks, slots, whole, strict=True):
-                    if not w:
+                for s, slot, ring in zip(sinks, slots, whole, strict=True):
+                    if ring is None:
                         s.put(slot, element)
                     elif flat:
-                        s.side.ring.flat[slot] = element  # type: ignore[union-attr]
-                    else:  # a host tile (RingSink.put's reshape: the same elements in the same order)
-                        buf = s.side.ring.buf  # type: ignore[union-attr]
-                        if element.shape == buf.shape[1:]:
-                            buf[slot] = element
-                        else:
-                            s.put(slot, element)
+                        ring.flat[slot] = element
+                    elif element.shape == ring.buf.shape[1:]:  # a host tile (RingSink.put's reshape: the same order)
+                        ring.buf[slot] = element
+                    else:
+                        s.put(slot, element)
             if src_side is not None:  # ReaderSide.release(1), inlined
                 src_side.held -= 1
                 k = src_side.consumed = src_side.consumed + 1

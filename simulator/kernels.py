@@ -250,12 +250,24 @@ def _fused_matmul(kernel: Kernel, pos: dict[int, int]) -> Step | None:
 
         return matmul_store
 
+    if integer:
+        def matmul_add_int(env: list, args: list) -> None:
+            fa[...] = args[ja]
+            fb[...] = args[jb]
+            matmul(fa, fb, out=fc)
+            c = args[jc]
+            add_(c, fc.astype(np.int64).astype(acc), out=c)
+
+        return matmul_add_int
+    rounded = np.empty((m, n), acc)  # the product rounded to the accumulator (astype's cast, into a kept buffer)
+
     def matmul_add(env: list, args: list) -> None:
         fa[...] = args[ja]
         fb[...] = args[jb]
         matmul(fa, fb, out=fc)
+        rounded[...] = fc
         c = args[jc]
-        add_(c, fc.astype(np.int64).astype(acc) if integer else fc.astype(acc), out=c)
+        add_(c, rounded, out=c)
 
     return matmul_add
 
