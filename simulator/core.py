@@ -276,6 +276,7 @@ class CoreRunner:
         self.track = track
         self.stats = CoreStats()
         self._filled = False
+        self._stall_names: dict[str, int] = {}
         self.calls: list[CallPlan] = []
         self.cascades: dict = {}  # name -> simulator.cascade.Cascade, set by the builder
         self.program: list[tuple] = []
@@ -401,4 +402,7 @@ class CoreRunner:
             if filling:
                 st.fill[fifo] = st.fill.get(fifo, 0) + waited
             if self.trace is not None:
-                self.trace.add(self.track, f"stall {fifo}", t0, waited)
+                name = self._stall_names.get(fifo)
+                if name is None:  # (the label's id taken at its first use, as Trace.add would)
+                    name = self._stall_names[fifo] = self.trace.name_id(f"stall {fifo}")
+                self.trace.add_span(self.track, name, t0, waited)

@@ -49,6 +49,12 @@ class Busy:
         """Merge the records into :attr:`cycles`; returns self."""
         if not self._parts:
             return self
+        if len(self._parts) == 1:  # one flow's records: in order and disjoint, the union is the sum of lengths
+            starts, ends = self._parts[0]
+            if len(starts) < 2 or bool(np.all(starts[1:] >= ends[:-1])):
+                self.cycles = int((ends - starts).sum())
+                self._parts = []
+                return self
         starts = np.concatenate([p[0] for p in self._parts])
         ends = np.concatenate([p[1] for p in self._parts])
         order = np.argsort(starts, kind="stable")
@@ -90,9 +96,14 @@ class Network:
         self.usage: dict[LinkKey, int] = plan.link_usage()
         self.links: dict[LinkKey, Busy] = {k: Busy() for k in self.usage}
         self.routes = plan.routes
+        self._capacity: dict[LinkKey, int] = {}
 
     def capacity(self, link: LinkKey) -> int:
-        return self.device.link_capacity(link[0], link[1])
+        """Stream channels of ``link`` (the device's, asked once per link: routes share links)."""
+        cap = self._capacity.get(link)
+        if cap is None:
+            cap = self._capacity[link] = self.device.link_capacity(link[0], link[1])
+        return cap
 
     def flow(self, fifo: str, source: Coord, dests: list[Coord]) -> FlowRoute:
         """The route of ``fifo`` from ``source`` to every tile of ``dests``.
