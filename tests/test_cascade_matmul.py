@@ -215,3 +215,14 @@ def test_mlir_aie_accepts_the_large_plio_fed_physical_modules(rows, cols):
     p = tl.plan(_design(rows * 16, 32, cols * 16, (rows, cols), 4, plio=True), strategy="greedy")
     res = vendor.compile_text(tl.emit_mlir(p, level="physical"), "physical")
     assert "llvm.aie.put.mcd" in res.modules["cores"] and "llvm.aie.get.scd" in res.modules["cores"]
+
+
+@pytest.mark.slow
+def test_plio_256_cores_plan_with_the_default_strategy():
+    """The placement ILP (about 150 s here) keeps the host ends within every boundary's channels; when its
+    placement still does not route (a PL shim's 8 streams in against its switch's 6 north), the greedy one
+    is used and says so."""
+    d = _design(128, 32, 128, (8, 8), 4, plio=True)
+    p = tl.plan(d, time_limit=240)
+    _check_routes_fit(p)
+    assert p.solves["placement"].method in ("ilp-neighbourhood", "ilp->greedy")

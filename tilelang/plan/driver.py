@@ -176,7 +176,21 @@ def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: 
     timings["buffers"] = time.monotonic() - t0
 
     t0 = time.monotonic()
-    routing = _route(problem, carriage, placement, strategy, solver, deadline)
+    try:
+        routing = _route(problem, carriage, placement, strategy, solver, deadline)
+    except PlanError as e:
+        # The placement ILP bounds the flows across each column and row boundary, not each link: its
+        # distance objective can still crowd one shim's links (a PL shim takes 8 streams in, its switch
+        # sends 6 north). When its placement does not route, the greedy one, if different, may.
+        greedy = greedy_placement(problem) if strategy == "ilp" else placement
+        if greedy == placement:
+            raise
+        why = f"the ILP placement does not route ({e}); the greedy placement is used"
+        warn(f"placement: {why}")
+        placement = greedy
+        place_info = SolveInfo("ilp->greedy", "infeasible-routing", 0.0, None, None, why)
+        carriage, buffers, shared_at, buf_info = _resources(problem, placement, strategy, solver, deadline)
+        routing = _route(problem, carriage, placement, strategy, solver, deadline)
     timings["routing"] = time.monotonic() - t0
     timings["total"] = time.monotonic() - start
     return _assemble(problem, placement, carriage, shared_at, buffers, routing, place_info, buf_info, timings)
