@@ -37,19 +37,26 @@ class RunningCall:
         extra: cycles the DMA's accesses add to it so far.
     """
 
-    __slots__ = ("dma", "end", "extra", "start", "timing", "worst")
+    __slots__ = ("_dma", "end", "extra", "start", "timing", "worst")
 
     def __init__(self, start: int, timing: CallTiming) -> None:
         self.start = start
         self.end = start + timing.cycles
         self.timing = timing
         self.extra = 0
-        self.dma: dict[Hashable, float] = {}
+        self._dma: dict[Hashable, float] | None = None  # made at the first charge: most calls get none
         self.worst = -math.inf
+
+    @property
+    def dma(self) -> dict[Hashable, float]:
+        """DMA cycles charged per bank so far."""
+        return self._dma if self._dma is not None else {}
 
     def charge(self, bank: Hashable, cycles: float) -> None:
         """Add ``cycles`` of DMA accesses to ``bank``; the call ends later if the bank now binds."""
-        dma = self.dma
+        dma = self._dma
+        if dma is None:
+            dma = self._dma = {}
         c = dma[bank] = dma.get(bank, 0.0) + cycles
         t = self.timing
         # The busiest charged bank: charges only grow (cycles > 0), so the maximum over the charged
@@ -102,8 +109,12 @@ class Contention:
             if running is None:
                 calls[bank] = [call]
             else:
-                if len(running) >= _PRUNE_AT:
-                    running[:] = [c for c in running if c.end > now]
+                if len(running) >= _PRUNE_AT:  # (a loop, not a comprehension: no frame)
+                    keep = []
+                    for c in running:
+                        if c.end > now:
+                            keep.append(c)
+                    running[:] = keep
                 running.append(call)
         return call
 
@@ -128,7 +139,11 @@ class Contention:
                 until[bank] = end
             else:
                 if len(live) >= _PRUNE_AT:
-                    live[:] = [t for t in live if t[1] > start]
+                    keep = []
+                    for t in live:
+                        if t[1] > start:
+                            keep.append(t)
+                    live[:] = keep
                 live.append((start, end, per_cycle))
                 if end > until[bank]:
                     until[bank] = end

@@ -121,8 +121,8 @@ class CallPlan:
         elems: the (parameter name, side, index) of every element argument, in order.
     """
 
-    __slots__ = ("_affine", "_args", "_compiled", "_cost", "_costs", "_elem_pos", "cascades", "elems", "entries", "kernel",
-                 "name", "slotters", "traced", "user_errors")
+    __slots__ = ("_affine", "_args", "_compiled", "_cost", "_costs", "_direct", "_elem_pos", "cascades", "elems",
+                 "entries", "kernel", "name", "slotters", "traced", "user_errors")
 
     def __init__(self, call: Call, kernel: AnyKernel, sides: dict[str, Side], cost: CostFactory | None,
                  local: dict[str, LocalStore] | None = None) -> None:
@@ -176,6 +176,11 @@ class CallPlan:
         self.slotters = [(side, idx, isinstance(side, WriterSide), side.ring) for _, side, idx in self.elems]
         #: (cycles, timing, the banks of the call some DMA transfer can touch) per tuple of slots
         self.entries: dict[tuple[int, ...], tuple[int, CallTiming, tuple]] = {}
+        #: the compiled kernel's fused GEMM step when every argument is an element (no loop variable,
+        #: affine expression, constant or local buffer): :meth:`compute` calls it with the buffers directly
+        fused = self._compiled.fused if self._compiled is not None else None
+        self._direct = fused if len(self._elem_pos) == len(self._args) and all(
+            idx >= 0 for _, _, idx in self._elem_pos) and not self._affine else None
 
     def execute(self, loopvars: list[int], timed: bool, data: bool = True) -> tuple[int, CallTiming | None]:
         """Compute the call in place; return its cycles (0 when not timed) and, for a
@@ -231,6 +236,12 @@ class CallPlan:
     def compute(self, loopvars: list[int], key: tuple[int, ...]) -> None:
         """Compute a compiled kernel's call in place, its element arguments in the buffer slots ``key``
         (:meth:`execute`'s data part; numpy's floating-point warnings silenced by the caller)."""
+        if self._direct is not None:  # every argument an element, the kernel one step (a GEMM's call)
+            args = []
+            for (_, src, _), s in zip(self._elem_pos, key, strict=True):
+                args.append(src.ring.buf[s])  # type: ignore[union-attr]
+            self._direct(None, args)
+            return
         args = list(self._args)
         j = 0
         for i, src, idx in self._elem_pos:
@@ -342,7 +353,10 @@ class CoreRunner:
             elif op == _CALL:
                 plan = ins[1]
                 if plan.traced:  # a compiled kernel: its timing per buffer slots, cached
-                    key = tuple([((s.produced if w else s.consumed) + i) % r.depth for s, i, w, r in plan.slotters])
+                    slots = []  # (a loop, not a comprehension: no frame per call)
+                    for s, i, w, r in plan.slotters:
+                        slots.append(((s.produced if w else s.consumed) + i) % r.depth)
+                    key = tuple(slots)
                     got = plan.entries.get(key)
                     if got is None:
                         got = plan.entry(key, contention)

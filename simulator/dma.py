@@ -281,6 +281,11 @@ class Flow:
         src_side = src.side if isinstance(src, RingSource) else None
         src_ring = src_side.ring if src_side is not None else None
         sole_reader = src_ring is not None and len(src_ring.readers) == 1
+        src_indices = src.indices if src_side is not None else None
+        src_offset = src.offset if src_side is not None else 0
+        src_end = src_offset + src.numel if src_side is not None else 0
+        # the source's part is its buffers' whole row: the element is the row itself
+        src_whole = src_ring is not None and src_indices is None and src_offset == 0 and src_end == src_ring.flat.shape[1]
         # ring sinks: (sink, its writer side, its ring); None when some sink is the host's
         ring_sinks = [(s, s.side, s.side.ring) for s in sinks] if all(isinstance(s, RingSink) for s in sinks) else None
         # per sink, its ring when its part is a whole row of the ring's buffers (one row assignment), else None
@@ -344,7 +349,12 @@ class Flow:
                 proc.why = moving
                 yield dur
             if data:
-                element = src.take()
+                if src_side is not None:  # RingSource.take, inlined
+                    row = src_ring.flat[src_side.consumed % src_ring.depth]  # type: ignore[union-attr]
+                    element = row if src_whole else row[src_indices] if src_indices is not None else (
+                        row[src_offset:src_end])
+                else:
+                    element = src.take()
                 flat = element.ndim == 1
                 for s, slot, ring in zip(sinks, slots, whole, strict=True):
                     if ring is None:

@@ -61,7 +61,7 @@ class CompiledKernel:
         kernel: the kernel.
     """
 
-    __slots__ = ("_n", "_steps", "kernel")
+    __slots__ = ("_n", "_steps", "fused", "kernel")
 
     def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
@@ -77,6 +77,8 @@ class CompiledKernel:
                 if isinstance(x, KOp):
                     last_use[slot[id(x)]] = i
         fused = _fused_matmul(kernel, pos)
+        #: the kernel's one step when it is a GEMM kernel ``_fused_matmul`` knows (it reads no environment)
+        self.fused = fused
         self._steps: list[Step] = [fused] if fused is not None else [
             _compile(i, op, slot, pos, kernel.params, view=last_use.get(i, -1) <= first_store)
             for i, op in enumerate(body)
