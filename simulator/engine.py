@@ -210,35 +210,38 @@ class Engine:
         heap = self.heap
         queue = self.now_queue
         pop, push, popleft, seq = heappop, heappush, queue.popleft, self.seq
+        shift, timeout_bits, after_wake_bits = _TIME_SHIFT, _TIMEOUT_BITS, _AFTER_WAKE_BITS
+        process, integer, step = Process, int, next
+        now = self.now
         # Heap entries before ``limit`` are at the current cycle with priority up to WAKE.
-        limit = _key(self.now, WAKE + 1, 0)
+        limit = _key(now, WAKE + 1, 0)
         n = 0
         while not self._stop:
             if heap and (not queue or heap[0][0] < limit):
                 key, what = pop(heap)
-                t = key >> _TIME_SHIFT
-                if t != self.now:
-                    self.now = t
-                    limit = t << _TIME_SHIFT | _AFTER_WAKE_BITS  # _key(t, WAKE + 1, 0)
+                t = key >> shift
+                if t != now:
+                    now = self.now = t
+                    limit = t << shift | after_wake_bits  # _key(t, WAKE + 1, 0)
             elif queue:
                 what = popleft()
             else:
                 break
             n += 1
-            if what.__class__ is not Process:
+            if what.__class__ is not process:
                 what()  # type: ignore[operator]
                 continue
             p: Process = what  # type: ignore[assignment]
             try:
-                w = next(p.gen)
+                w = step(p.gen)
             except StopIteration:
                 p.done = True
-                p.finished_at = self.now
+                p.finished_at = now
                 if p.on_done is not None:
                     p.on_done(p)
                 continue
-            if w.__class__ is int:
-                push(heap, ((((self.now + w) << _PRIO_BITS | _PRIO_OFFSET) << _SEQ_BITS) | next(seq), p))  # type: ignore[operator]
+            if w.__class__ is integer:  # a timeout's key: _key(now + w, TIMEOUT, next(seq))
+                push(heap, ((now + w) << shift | timeout_bits | step(seq), p))  # type: ignore[operator]
             else:
                 p.waiting = w  # type: ignore[assignment]
                 w._waiters.append(p)  # type: ignore[union-attr]
