@@ -238,8 +238,8 @@ class CallPlan:
         (:meth:`execute`'s data part; numpy's floating-point warnings silenced by the caller)."""
         if self._direct is not None:  # every argument an element, the kernel one step (a GEMM's call)
             args = []
-            for (_, src, _), s in zip(self._elem_pos, key, strict=True):
-                args.append(src.ring.buf[s])  # type: ignore[union-attr]
+            for (_, src, _), s in zip(self._elem_pos, key, strict=False):  # (one slot per element argument)
+                args.append(src.ring.bufs[s])  # type: ignore[union-attr]
             self._direct(None, args)
             return
         args = list(self._args)

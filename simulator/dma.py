@@ -350,19 +350,19 @@ class Flow:
                 yield dur
             if data:
                 if src_side is not None:  # RingSource.take, inlined
-                    row = src_ring.flat[src_side.consumed % src_ring.depth]  # type: ignore[union-attr]
+                    row = src_ring.rows[src_side.consumed % src_ring.depth]  # type: ignore[union-attr]
                     element = row if src_whole else row[src_indices] if src_indices is not None else (
                         row[src_offset:src_end])
                 else:
                     element = src.take()
                 flat = element.ndim == 1
-                for s, slot, ring in zip(sinks, slots, whole, strict=True):
+                for s, slot, ring in zip(sinks, slots, whole, strict=False):  # (one slot per sink)
                     if ring is None:
                         s.put(slot, element)
                     elif flat:
-                        ring.flat[slot] = element
+                        ring.rows[slot][...] = element
                     elif element.shape == ring.buf.shape[1:]:  # a host tile (RingSink.put's reshape: the same order)
-                        ring.buf[slot] = element
+                        ring.bufs[slot][...] = element
                     else:
                         s.put(slot, element)
             if src_side is not None:  # ReaderSide.release(1), inlined

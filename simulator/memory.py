@@ -56,6 +56,9 @@ class Ring:
         self.depth = depth
         self.buf = np.zeros((depth, *elem.shape), dtype=elem.dtype.numpy)
         self.flat = self.buf.reshape(depth, -1)
+        #: views of each buffer (``buf[i]``) and of its flat row (``flat[i]``), made once: taken per call and transfer
+        self.bufs = list(self.buf)
+        self.rows = list(self.flat)
         self.writers: list[WriterSide] = []
         self.readers: list[ReaderSide] = []
         self.data = Signal(engine, f"data of {self.name}", self)
