@@ -48,10 +48,7 @@ class Trace:
         self._tracks: list[tuple[str, str]] = []
         self._names: dict[str, int] = {}
         self._name_list: list[str] = []
-        self._track = array("i")
-        self._name = array("i")
-        self._start = array("q")
-        self._dur = array("q")
+        self._spans = array("q")  # (track, name id, start, duration) per span, flat: one extend per span
         self._blocks: list[tuple[int, int, np.ndarray, np.ndarray]] = []
 
     def track(self, group: str, name: str) -> int:
@@ -75,10 +72,7 @@ class Trace:
 
     def add_span(self, track: int, name_id: int, start: int, dur: int) -> None:
         """One span, its label given by :meth:`name_id`."""
-        self._track.append(track)
-        self._name.append(name_id)
-        self._start.append(start)
-        self._dur.append(dur)
+        self._spans.extend((track, name_id, start, dur))
 
     def add_spans(self, track: int, name_id: int, starts: np.ndarray, durs: np.ndarray) -> None:
         """Many spans with one label on one track."""
@@ -86,7 +80,7 @@ class Trace:
             self._blocks.append((track, name_id, np.asarray(starts, np.int64), np.asarray(durs, np.int64)))
 
     def __len__(self) -> int:
-        return len(self._start) + sum(len(b[2]) for b in self._blocks)
+        return len(self._spans) // 4 + sum(len(b[2]) for b in self._blocks)
 
     def tracks(self) -> list[tuple[str, str]]:
         """(group, name) of every track, in the order they were registered."""
@@ -94,10 +88,8 @@ class Trace:
 
     def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(track, name id, start, duration) of every span, by track then start."""
-        tr = [np.frombuffer(self._track, np.int32).astype(np.int64)]
-        nm = [np.frombuffer(self._name, np.int32).astype(np.int64)]
-        st = [np.frombuffer(self._start, np.int64)]
-        du = [np.frombuffer(self._dur, np.int64)]
+        one = np.frombuffer(self._spans, np.int64).reshape(-1, 4)
+        tr, nm, st, du = [one[:, 0]], [one[:, 1]], [one[:, 2]], [one[:, 3]]
         for t, n, s, d in self._blocks:
             tr.append(np.full(len(s), t, np.int64))
             nm.append(np.full(len(s), n, np.int64))
