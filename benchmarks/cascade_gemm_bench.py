@@ -27,11 +27,11 @@ DEV = "xcvc1902"
 # (label, cores, cascade, plio): the plain design on its default 16 and its 32-core maximum (one C stream
 # per core), 4 x 4 chains of 4 (64 cores: the 32 shim MM2S channels feed (4 + 4) x 4 A and B fifos), and
 # chains fed by PLIO streams (docs/plio.md), which the NoC shims' channels no longer bound (4 x 8 x 4: 128;
-# 8 x 8 x 4: 256; 12 x 8 x 4: 384 of the 400 cores, M a multiple of 12 m: n/a at 256 and 512)
+# 8 x 8 x 4: 256; 10 x 8 x 4: 320, M a multiple of 10 m; 12 x 8 x 4: 384 of the 400 cores, M a multiple of 12 m)
 ROWS = (("plain 16", None, 1, False), ("plain 4x8", (4, 8), 1, False), ("cascade 2x2x4", (2, 2), 4, False),
         ("cascade 4x4x2", (4, 4), 2, False), ("cascade 4x4x4", (4, 4), 4, False),
         ("plio 4x4x4", (4, 4), 4, True), ("plio 4x8x4", (4, 8), 4, True), ("plio 8x8x4", (8, 8), 4, True),
-        ("plio 12x8x4", (12, 8), 4, True))
+        ("plio 10x8x4", (10, 8), 4, True), ("plio 12x8x4", (12, 8), 4, True))
 
 
 def row(size: int, label: str, cores: object, chain: int, plio: bool, rng: np.random.Generator) -> str:

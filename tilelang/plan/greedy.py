@@ -314,23 +314,33 @@ def place_hosts(problem: Problem, cores: dict[str, Coord], links: dict[str, Coor
     middle of the span they share fill one direction of its boundaries, and a source elsewhere on the span
     (or past it) takes the other direction instead. The first pass places the ends in fifo order against
     the ones before; while a boundary is overfull, each end is taken out and placed again against all the
-    others (at most ``HOST_PASSES`` passes), moving ends off the full directions.
+    others (at most ``HOST_PASSES`` passes), moving ends off the full directions. Then, while a boundary
+    is full to its last channel (which leaves the router no choice of row there), the same passes place
+    each end where the boundaries it crosses are least crowded (``BoundaryLoad.crowding``), spreading
+    the crossings over both directions; designs with no full boundary are left as they are.
     """
     hosts = _HostEnds(problem, cores, links)
     for f in hosts.fifos:
         hosts.place(f)
+    _repass(hosts, hosts.load.overfull, balance=False)
+    _repass(hosts, hosts.load.full, balance=True)
+    return dict(hosts.at)
+
+
+def _repass(hosts: _HostEnds, until: object, balance: bool) -> None:
+    """Re-place every host end against all the others while ``until()`` holds, nothing moved, or
+    ``HOST_PASSES`` passes."""
     for _ in range(HOST_PASSES):
-        if not hosts.overfull():
-            break
+        if not until():  # type: ignore[operator]
+            return
         moved = False
         for f in hosts.fifos:
             before = hosts.at[f.name]
             hosts.remove(f)
-            hosts.place(f)
+            hosts.place(f, balance)
             moved |= hosts.at[f.name] != before
         if not moved:
-            break
-    return dict(hosts.at)
+            return
 
 
 class _HostEnds:
@@ -359,7 +369,9 @@ class _HostEnds:
         """The routed flow of ``f`` with its host end on ``s`` (None when an end is not placed)."""
         return host_flow(f, s, self.tiles)
 
-    def place(self, f: FifoSpec) -> None:
+    def place(self, f: FifoSpec, balance: bool = False) -> None:
+        """``f``'s host end on the best shim: one with room, then the fewest boundaries overfilled, then (with
+        ``balance``) the least crowded boundaries crossed, then the nearest."""
         d, bds, locks, shims = self._needs(f)
         used, dev = self.used, self.dev
 
@@ -368,7 +380,8 @@ class _HostEnds:
                     or used[s]["locks"] + locks > dev.locks(s))
             flow = self.flow(f, s)
             over = 0 if flow is None else self.load.over(flow)
-            return (full, over, sum(manhattan(s, p) for p in self.near[f.name]) * f.traffic, s)
+            crowd = self.load.crowding(flow) if balance and flow is not None else 0.0
+            return (full, over, crowd, sum(manhattan(s, p) for p in self.near[f.name]) * f.traffic, s)
 
         self._put(f, min(shims, key=cost), d, bds, locks, 1)
 
@@ -386,8 +399,6 @@ class _HostEnds:
         if sign > 0:
             self.at[f.name] = s
 
-    def overfull(self) -> bool:
-        return self.load.overfull()
 
 
 def greedy_placement(problem: Problem) -> Placement:

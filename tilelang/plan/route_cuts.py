@@ -211,3 +211,11 @@ class BoundaryLoad:
     def overfull(self) -> bool:
         """Whether some boundary has more flows than channels."""
         return any(n > self.cap[b] for b, n in self.load.items())
+
+    def full(self) -> bool:
+        """Whether some boundary that flows cross has no channel left."""
+        return any(n and n >= self.cap[b] for b, n in self.load.items())
+
+    def crowding(self, flow: Flow) -> float:
+        """The summed share of channels taken on the boundaries ``flow`` crosses."""
+        return sum(self.load[b] / max(self.cap[b], 1) for b in boundaries(flow))
