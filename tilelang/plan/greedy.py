@@ -15,6 +15,7 @@ reported by the resource checks afterwards.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
 from tilelang.devices import Device
 from tilelang.errors import PlanError
@@ -298,7 +299,7 @@ def host_flow(f: FifoSpec, s: Coord, tiles: dict[str, Coord]) -> tuple | None:
 
 
 #: Passes re-placing every host end against all the others' boundary crossings, while some boundary is
-#: overfull (work, not time, bounds them: deterministic).
+#: overfull (then, in a second round, full) (work, not time, bounds them: deterministic).
 HOST_PASSES = 8
 
 
@@ -327,11 +328,11 @@ def place_hosts(problem: Problem, cores: dict[str, Coord], links: dict[str, Coor
     return dict(hosts.at)
 
 
-def _repass(hosts: _HostEnds, until: object, balance: bool) -> None:
+def _repass(hosts: _HostEnds, until: Callable[[], bool], balance: bool) -> None:
     """Re-place every host end against all the others while ``until()`` holds, nothing moved, or
     ``HOST_PASSES`` passes."""
     for _ in range(HOST_PASSES):
-        if not until():  # type: ignore[operator]
+        if not until():
             return
         moved = False
         for f in hosts.fifos:
@@ -398,7 +399,6 @@ class _HostEnds:
             self.load.add(flow, sign)
         if sign > 0:
             self.at[f.name] = s
-
 
 
 def greedy_placement(problem: Problem) -> Placement:
