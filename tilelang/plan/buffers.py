@@ -227,22 +227,42 @@ def _split(
 
 
 def _layout(bp: BankProblem, banks: dict[str, int], out: dict[str, BufferPlacement], top: int) -> None:
-    """Stack each bank's buffers from its bottom; spill the ones without a bank."""
+    """Stack each bank's buffers from its bottom; spill the ones without a bank.
+
+    When some buffers have no bank, every odd bank is stacked from its top down instead, so the free
+    space at the top of bank 2i and at the bottom of bank 2i + 1 is one gap a spilled buffer can span
+    (bottom-up everywhere leaves only gaps of one bank's remainder each).
+    """
     mem = bp.mem
+    unplaced = [it for it in bp.items if it.name not in banks]
     floor = [b * mem.bank_bytes + (mem.stack if b == 0 else 0) for b in range(mem.banks)]
+    ceiling = [min((b + 1) * mem.bank_bytes, top) for b in range(mem.banks)]
+    down = {b for b in range(1, mem.banks, 2) if unplaced and _fits_down(bp, banks, b, floor[b], ceiling[b])}
     for it in bp.items:
         if it.name in banks:
             b = banks[it.name]
-            out[it.name] = BufferPlacement(mem.tile, b, floor[b], it.size, it.fifo, it.index)
-            floor[b] += it.size
-    unplaced = [it for it in bp.items if it.name not in banks]
+            if b in down:
+                ceiling[b] = (ceiling[b] - it.size) // ALIGN * ALIGN
+                at = ceiling[b]
+            else:
+                at = floor[b]
+                floor[b] += it.size
+            out[it.name] = BufferPlacement(mem.tile, b, at, it.size, it.fifo, it.index)
     if unplaced:
         _spill(mem, unplaced, out, top)
 
 
+def _fits_down(bp: BankProblem, banks: dict[str, int], b: int, floor: int, ceiling: int) -> bool:
+    """Whether bank ``b``'s buffers, stacked from ``ceiling`` down at aligned offsets, stay above ``floor``."""
+    for it in bp.items:
+        if banks.get(it.name) == b:
+            ceiling = (ceiling - it.size) // ALIGN * ALIGN
+    return ceiling >= floor
+
+
 def _spill(mem: TileMemory, items: list[Item], out: dict[str, BufferPlacement], top: int) -> None:
     """Place buffers that fit no single bank into any free gap (spanning banks)."""
-    taken = sorted([(0, mem.stack)] + [(b.offset, b.end) for b in out.values()])
+    taken = sorted([(0, mem.stack)] + [(b.offset, b.end) for b in out.values() if b.tile == mem.tile])
     for it in items:
         at = _gap(taken, it.size, top)
         if at is None:
