@@ -8,6 +8,7 @@ the top leaves the top of bank 2i and the bottom of bank 2i + 1 free as one gap.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tilelang as tl
 from tilelang.devices.abi import STACK_BYTES
@@ -75,3 +76,17 @@ def test_spills_see_only_their_own_tiles_buffers():
     d = tl.library.matmul(640, 640, 640, in_dtype=tl.i16, out_dtype=tl.i32, device="xcvc1902", cores=(4, 8),
                           layout="streams")
     _assert_apart(tl.plan(d, strategy="greedy"))
+
+
+def test_mlir_aie_accepts_a_spanning_buffer_at_both_levels():
+    """Physical level: the planned addresses, kept by basic-sequential. Objectfifo level: mlir-aie places the
+    buffers itself with its default (bank-aware, then basic-sequential on the tile where no bank holds one)."""
+    pytest.importorskip("mlir.ir")
+    from tilelang.backends.mlir import vendor
+
+    if vendor.missing_tools_reason():
+        pytest.skip(vendor.missing_tools_reason())
+    p = tl.plan(_five_buffers(), strategy="greedy")
+    for level in ("physical", "objectfifo"):
+        res = vendor.compile_text(tl.emit_mlir(p, level=level), level)
+        assert res.modules["lower"].count("aie.buffer(%tile_3_2)") == 5, level  # every buffer placed

@@ -16,7 +16,10 @@ The pass pipeline is the one mlir-aie's compiler driver runs (``python/compiler/
 
 At the physical level buffers are placed with ``--alloc-scheme=basic-sequential``: the default bank-aware
 scheme of this mlir-aie version moves buffers that already carry an address (fixed upstream by mlir-aie
-PR #3003); with basic-sequential every planned address stays (``check_preserved`` tests it).
+PR #3003); with basic-sequential every planned address stays (``check_preserved`` tests it). At the
+objectfifo level mlir-aie places the buffers with the pass's default, as aiecc does when not given
+``--alloc-scheme``: bank-aware, falling back to basic-sequential on a tile where bank-aware finds no bank
+for a buffer (``AIEAssignBuffers.cpp``), e.g. a buffer the planner spans across two banks.
 
 The tools are found through ``$AIE_OPT`` / ``$AIE_TRANSLATE``, then ``PATH``, then ``../shared/tools/mlir-aie/``
 beside the source checkout.
@@ -42,7 +45,7 @@ _LOWER = (
     "lower-affine,aie-canonicalize-device,aie.device(aie-assign-core-link-files,aie-assign-lock-ids,aie-register-objectFifos,"
     "aie-objectFifo-stateful-transform,aie-assign-bd-ids,aie-lower-cascade-flows,aie-lower-broadcast-packet,"
     "aie-lower-multicast,aie-assign-tile-controller-ids,aie-generate-column-control-overlay,"
-    "aie-assign-buffer-addresses{{alloc-scheme={scheme}}}),convert-scf-to-cf,"
+    "aie-assign-buffer-addresses{scheme}),convert-scf-to-cf,"
     "aie.device(func.func(convert-linalg-to-loops))"
 )
 _ROUTE = "aie.device(aie-create-pathfinder-flows)"
@@ -247,7 +250,9 @@ def compile_text(text: str, level: str = "objectfifo", tools: AieTools | None = 
         res.modules[stage] = out
         return out
 
-    scheme = "basic-sequential" if level == "physical" else "bank-aware"
+    # physical: keep the planned addresses; objectfifo: the pass's own default, as aiecc runs it without
+    # --alloc-scheme (bank-aware, and basic-sequential where bank-aware fails on a tile)
+    scheme = "{alloc-scheme=basic-sequential}" if level == "physical" else ""
     placed = opt("lower", _LOWER.format(scheme=scheme), text)
     if level == "objectfifo":
         placed = opt("route", _ROUTE, placed)
