@@ -9,10 +9,6 @@ against numpy.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -20,17 +16,9 @@ import tilelang as tl
 
 pytest.importorskip("mlir.ir")
 
+from test_mlir_physical import load_interp  # noqa: E402 - after the skip: it loads the MLIR bindings
+
 N = 256
-
-
-def _interp():
-    if "tilelang_mlir_interp" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("tilelang_mlir_interp",
-                                                      Path(__file__).resolve().parent / "mlir" / "interp.py")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules["tilelang_mlir_interp"] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules["tilelang_mlir_interp"]
 
 
 @tl.kernel
@@ -66,7 +54,7 @@ def _triple(plio_in: object, plio_out: object, reps: int = 4, reverse: bool = Fa
 
 
 def _run(d, inputs, seed=0):
-    interp = _interp()
+    interp = load_interp()
     p = tl.plan(d, strategy="greedy")
     module = tl.emit_mlir(p, level="physical", as_module=True)
     return interp.run_physical(module, d, inputs, seed=seed, pl_side=interp.pl_side_of(p)), p
@@ -93,7 +81,7 @@ def test_pl_side_walks_each_moves_pattern():
 
 def test_the_pl_side_must_match_the_module():
     """A PL side on a port the module does not route from is refused, not silently dropped."""
-    interp = _interp()
+    interp = load_interp()
     d = _triple(True, True)
     p = tl.plan(d, strategy="greedy")
     module = tl.emit_mlir(p, level="physical", as_module=True)
