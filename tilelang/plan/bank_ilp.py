@@ -80,6 +80,8 @@ def build_bank_model(problems: list[BankProblem]) -> tuple[pulp.LpProblem, dict[
     """The bank model over the given tiles, warm-started with first fit."""
     prob = pulp.LpProblem("banks", pulp.LpMinimize)
     warm = first_fit_banks(problems)
+    for bp in problems:
+        warm.update(_first_use_order(bp, warm))
     x: dict[str, dict[int, pulp.LpVariable]] = {}
     cost = []
     for t, bp in enumerate(problems):
@@ -100,8 +102,51 @@ def build_bank_model(problems: list[BankProblem]) -> tuple[pulp.LpProblem, dict[
                 prob += pulp.lpSum(load) <= bp.free[k], f"cap_{t}_{k}"
         cost += _pair_costs(prob, t, bp, x, warm)
         cost += _phase_costs(prob, t, bp, x, warm)
+        _order_identical_banks(prob, t, bp, x)
     prob += pulp.lpSum(cost)
     return prob, x
+
+
+def _identical_banks(bp: BankProblem) -> list[list[int]]:
+    """Groups (two or more) of a tile's banks the model cannot tell apart: banks with the same free bytes, or
+    all of them when the buffers together fit the smallest (no capacity can bind). Pair and phase terms are
+    the same for every bank, so any solution permuted among one group's banks is another of the same cost."""
+    if sum(it.size for it in bp.items) <= min(bp.free):  # no capacity can bind: every bank is alike
+        return [list(range(bp.mem.banks))] if bp.mem.banks > 1 else []
+    groups: dict[int, list[int]] = {}
+    for k in range(bp.mem.banks):
+        groups.setdefault(bp.free[k], []).append(k)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _order_identical_banks(prob: pulp.LpProblem, t: int, bp: BankProblem, x: dict) -> None:
+    """Symmetry breaking: within a group of identical banks ``g``, buffer ``i`` may use ``g[j]`` only if an
+    earlier buffer uses ``g[j - 1]`` (the banks numbered by first use). Every solution has such a
+    relabelling of the same cost, so the optimum is kept; without it the solver proves optimality over
+    every permutation of the banks (seconds on a dozen buffers)."""
+    for gi, g in enumerate(_identical_banks(bp)):
+        for i, it in enumerate(bp.items):
+            for j in range(1, len(g)):
+                v = x[it.name].get(g[j])
+                if v is None:
+                    continue
+                earlier = [x[e.name][g[j - 1]] for e in bp.items[:i] if g[j - 1] in x[e.name]]
+                prob += v <= pulp.lpSum(earlier), f"order_{t}_{gi}_{i}_{j}"
+
+
+def _first_use_order(bp: BankProblem, banks: dict[str, int]) -> dict[str, int]:
+    """``banks`` of this tile's buffers with each group of identical banks renumbered by first use (what
+    :func:`_order_identical_banks` requires; the cost is the same)."""
+    out = {it.name: banks[it.name] for it in bp.items if it.name in banks}
+    for g in _identical_banks(bp):
+        used = []
+        for it in bp.items:
+            k = out.get(it.name)
+            if k in g and k not in used:
+                used.append(k)
+        relabel = dict(zip(used + [k for k in g if k not in used], g, strict=True))
+        out = {n: relabel.get(k, k) for n, k in out.items()}
+    return out
 
 
 def _pair_costs(prob: pulp.LpProblem, t: int, bp: BankProblem, x: dict, warm: dict[str, int]) -> list:
