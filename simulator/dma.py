@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable, Generator, Hashable
+from functools import partial
 from heapq import heappush
 from typing import TYPE_CHECKING
 
@@ -456,7 +457,7 @@ class Flow:
 def _publisher(group: list[RingSink | HostSink]) -> Callable[[], None]:
     if len(group) == 1:
         g = group[0]
-        return g.side.release_one if isinstance(g, RingSink) else g.publish
+        return partial(g.side.release, 1) if isinstance(g, RingSink) else g.publish
 
     def publish() -> None:
         for s in group:

@@ -140,18 +140,6 @@ class WriterSide:
             if ring.data._waiters:  # (notify's own test, without the call: this runs per element)
                 ring.data.notify()
 
-    def release_one(self) -> None:
-        """``release(1)``, with no argument: a flow's delayed publish of one element (an event's callback)."""
-        ring = self.ring
-        self.held -= 1
-        p = self.produced = self.produced + 1
-        ws = ring.writers
-        now = p if len(ws) == 1 else min(w.produced for w in ws)
-        if now != ring.n_published:
-            ring.n_published = now
-            if ring.data._waiters:
-                ring.data.notify()
-
     def slot(self, i: int) -> int:
         """Buffer index of the ``i``-th held slot."""
         return (self.produced + i) % self.ring.depth
