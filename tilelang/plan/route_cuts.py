@@ -86,16 +86,11 @@ def _demand(fab: Fabric, flows: Sequence[Flow], cuts: list[Cut]) -> list[int]:
     diff = {(axis, out): [0] * (n + 1) for axis, n in ((0, dev.cols), (1, dev.rows)) for out in (True, False)}
     leaving: dict[Coord, int] = {}
     entering: dict[Coord, int] = {}
-    for src, dests in flows:
-        for axis in (0, 1):
-            far = max(d[axis] for d in dests)
-            near = min(d[axis] for d in dests)
-            if far > src[axis]:
-                diff[(axis, True)][src[axis]] += 1
-                diff[(axis, True)][far] -= 1
-            if near < src[axis]:
-                diff[(axis, False)][near] += 1
-                diff[(axis, False)][src[axis]] -= 1
+    for flow in flows:
+        src, dests = flow
+        for axis, outward, lo, hi in _spans(flow):
+            diff[(axis, outward)][lo] += 1
+            diff[(axis, outward)][hi] -= 1
         if any(d != src for d in dests):
             leaving[src] = leaving.get(src, 0) + 1
         for d in dests:
@@ -175,13 +170,21 @@ def boundaries(flow: Flow) -> list[Boundary]:
     """The column and row boundary cuts ``flow`` must cross, each with its direction (as :func:`worst_cut`
     counts them): a tree from its source crosses every boundary between the source and its farthest
     destination on each side, once."""
+    return [(axis, outward, k) for axis, outward, lo, hi in _spans(flow) for k in range(lo, hi)]
+
+
+def _spans(flow: Flow) -> list[tuple[int, bool, int, int]]:
+    """(axis, outward, lo, hi): per axis and direction, the boundaries ``lo`` to ``hi - 1`` a tree from the
+    flow's source must cross to reach its farthest destination on that side (none when ``lo == hi``)."""
     src, dests = flow
-    out: list[Boundary] = []
+    out = []
     for axis in (0, 1):
         far = max(d[axis] for d in dests)
         near = min(d[axis] for d in dests)
-        out += [(axis, True, k) for k in range(src[axis], far)]
-        out += [(axis, False, k) for k in range(near, src[axis])]
+        if far > src[axis]:
+            out.append((axis, True, src[axis], far))
+        if near < src[axis]:
+            out.append((axis, False, near, src[axis]))
     return out
 
 
