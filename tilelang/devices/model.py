@@ -384,11 +384,30 @@ class Device:
         Raises:
             DesignError: off-array or not a compute tile.
         """
+        if core.__class__ is tuple:  # the planners ask per pair of candidate tiles: answered from a table
+            got = self._shared_memories().get(core)
+            if got is not None:
+                return list(got)
         c, r = self._check(core)
         if self._kind((c, r)) != "compute":
             raise DesignError(
                 f"shared_memory_tiles needs a compute tile; {(c, r)} on {self.name} is a {self._kind((c, r))} tile"
             )
+        return self._memories_of(c, r)
+
+    def _shared_memories(self) -> dict[Coord, tuple[Coord, ...]]:
+        """Every compute tile's shared memories (:meth:`shared_memory_tiles`), made at the first call.
+
+        Kept in the instance's ``__dict__``: the device is frozen, and the table is derived from its fields
+        (never compared or hashed with them)."""
+        table = self.__dict__.get("_shared_table")
+        if table is None:
+            table = {t: tuple(self._memories_of(*t)) for t in self.tiles("compute")}
+            object.__setattr__(self, "_shared_table", table)
+        return table
+
+    def _memories_of(self, c: int, r: int) -> list[Coord]:
+        """The rule of :meth:`shared_memory_tiles` for the compute tile (c, r)."""
         if self.arch.affinity == "checkerboard":
             side = c + 1 if r % 2 == 0 else c - 1
         else:
