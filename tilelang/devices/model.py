@@ -406,6 +406,15 @@ class Device:
             object.__setattr__(self, "_shared_table", table)
         return table
 
+    def shared_memory_sets(self) -> dict[Coord, frozenset[Coord]]:
+        """Every compute tile's shared memories (:meth:`shared_memory_tiles`) as a set, for tests of many
+        pairs of tiles (whether two cores reach a common memory). Made at the first call, like the table."""
+        sets = self.__dict__.get("_shared_sets")
+        if sets is None:
+            sets = {t: frozenset(m) for t, m in self._shared_memories().items()}
+            object.__setattr__(self, "_shared_sets", sets)
+        return sets
+
     def _memories_of(self, c: int, r: int) -> list[Coord]:
         """The rule of :meth:`shared_memory_tiles` for the compute tile (c, r)."""
         if self.arch.affinity == "checkerboard":

@@ -125,7 +125,13 @@ def host_shims(device: Device, plio: int) -> list[Coord]:
 
 def common_memories(device: Device, a: Coord, b: Coord) -> tuple[Coord, ...]:
     """Memories both cores at ``a`` and ``b`` reach; producer's own first, then the consumer's, then others."""
-    both = set(device.shared_memory_tiles(a)) & set(device.shared_memory_tiles(b))
+    sets = device.shared_memory_sets()
+    sa, sb = (sets.get(a), sets.get(b)) if a.__class__ is tuple and b.__class__ is tuple else (None, None)
+    if sa is None or sb is None:  # not both compute tiles: the checked lookup names the bad one
+        sa, sb = frozenset(device.shared_memory_tiles(a)), frozenset(device.shared_memory_tiles(b))
+    both = sa & sb
+    if not both:  # (most pairs a placement model asks about are far apart)
+        return ()
     order = [t for t in (a, b) if t in both] + sorted(both - {a, b})
     return tuple(order)
 
