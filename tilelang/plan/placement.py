@@ -31,12 +31,15 @@ when it fires (or a solver fails) the placement says so in its status
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from tilelang.ir.plan import SolveInfo
 from tilelang.ir.verify import HOST
 from tilelang.plan.carriage import Placement
 from tilelang.plan.greedy import core_fifos, greedy_placement, order_cores
 from tilelang.plan.placement_grid import deviation, grid_of, grid_start, tie_weight
-from tilelang.plan.placement_model import build, objective_of
+from tilelang.plan.placement_model import PlacementModel, build, crowded_shims, objective_of
 from tilelang.plan.problem import Problem
 from tilelang.plan.solve import Solution, SolveLog, clock, solve_model
 
@@ -69,6 +72,32 @@ def _windows(problem: Problem, shift: int) -> list[frozenset[str]]:
 Tie = tuple[dict, float] | None
 
 
+@dataclass
+class _Links:
+    """Whether the models carry the shims' array-link bound (``PlacementModel.shim_links``): off until a
+    solve's answer puts more host ends on a shim than its links to the array carry, then on for that solve
+    (solved again) and every later one of the same placement, so a search pays for the second solve once.
+    Designs whose answers never crowd a shim are solved with the model they always had."""
+
+    on: bool = False
+
+
+def _solve(problem: Problem, make: Callable[[bool], PlacementModel], solver: str, deadline: float, nodes: int,
+           log: SolveLog, step: str, links: _Links) -> tuple[PlacementModel, Solution]:
+    """Build and solve one model (``make(links.on)``), again with the shims' array-link bound if the answer
+    breaks it; each solve bounded by ``nodes``, ``deadline`` the safety net."""
+    model = make(links.on)
+    sol = solve_model(model.prob, solver, max(0.2, deadline - clock()), nodes=nodes)
+    log.note(step, sol)
+    if links.on or not sol.values or sol.clocked or not crowded_shims(problem, model.result(sol.values)):
+        return model, sol
+    links.on = True
+    model = make(True)
+    sol = solve_model(model.prob, solver, max(0.2, deadline - clock()), nodes=nodes)
+    log.note(f"{step} (with the shims' link bound)", sol)
+    return model, sol
+
+
 def _score(problem: Problem, placement: Placement, tie: Tie) -> float:
     """The objective the solves minimise: the primary one plus the grid tie-break, if any."""
     primary = objective_of(problem, placement)
@@ -76,11 +105,10 @@ def _score(problem: Problem, placement: Placement, tie: Tie) -> float:
 
 
 def _exact(problem: Problem, start: Placement, solver: str, seconds: float, log: SolveLog,
-           tie: Tie = None) -> tuple[Placement, Solution]:
+           tie: Tie, links: _Links) -> tuple[Placement, Solution]:
     """The whole model within ``EXACT_NODES``: (its best placement, or ``start`` without one; the solution)."""
-    model = build(problem, start, tie=tie)
-    sol = solve_model(model.prob, solver, seconds, nodes=EXACT_NODES)
-    log.note("whole-model ILP", sol)
+    model, sol = _solve(problem, lambda on: build(problem, start, tie=tie, links=on), solver, clock() + seconds,
+                        EXACT_NODES, log, "whole-model ILP", links)
     if sol.values and not sol.clocked and sol.objective is not None:
         return model.result(sol.values), sol
     return start, sol
@@ -96,7 +124,8 @@ def _lower_bound(problem: Problem, start: Placement, solver: str, seconds: float
 
 
 def neighbourhood_search(
-    problem: Problem, start: Placement, solver: str, deadline: float, log: SolveLog | None = None, tie: Tie = None
+    problem: Problem, start: Placement, solver: str, deadline: float, log: SolveLog | None = None, tie: Tie = None,
+    links: _Links | None = None,
 ) -> tuple[Placement, float, bool]:
     """Improve ``start`` window by window (see the module docstring).
 
@@ -107,11 +136,13 @@ def neighbourhood_search(
         deadline: the safety net, on :func:`~tilelang.plan.solve.clock`.
         log: collects safety nets that fired and solver errors.
         tie: (logical grid, weight) of the grid tie-break, or None.
+        links: whether the shims' array-link bound is on (``_Links``; None: off until an answer breaks it).
 
     Returns:
         (placement, its primary objective, whether the search ran to its end without a safety net or error).
     """
     log = SolveLog("placement") if log is None else log
+    links = _Links() if links is None else links
     current, best = start, _score(problem, start, tie)
     for p in range(PASSES):
         improved = False
@@ -120,9 +151,8 @@ def neighbourhood_search(
             if left <= 0.2:
                 log.fired("neighbourhood search")
                 return current, objective_of(problem, current), False
-            model = build(problem, current, window, RADIUS, tie)
-            sol = solve_model(model.prob, solver, left, nodes=WINDOW_NODES)
-            log.note(f"window ILP of {', '.join(sorted(window))}", sol)
+            model, sol = _solve(problem, lambda on, w=window, c=current: build(problem, c, w, RADIUS, tie, on), solver,
+                                deadline, WINDOW_NODES, log, f"window ILP of {', '.join(sorted(window))}", links)
             if sol.clocked or not sol.values or sol.objective is None:
                 continue
             if sol.objective < best - 1e-6:
@@ -133,21 +163,21 @@ def neighbourhood_search(
 
 
 def _grid_placement(problem: Problem, tie: Tie, near: Placement, solver: str, seconds: float,
-                    log: SolveLog) -> Placement | None:
+                    log: SolveLog, links: _Links) -> Placement | None:
     """The cores on their logical grid, links and host ends placed for them by the model; None if it does not fit."""
     if tie is None:
         return None
     cores = grid_start(problem, tie[0], near.cores)
     if cores is None:
         return None
-    model = build(problem, Placement(cores, near.links, near.hosts), frozenset(), None, tie)
-    sol = solve_model(model.prob, solver, seconds, nodes=EXACT_NODES)
-    log.note("grid start ILP", sol)
+    held = Placement(cores, near.links, near.hosts)
+    model, sol = _solve(problem, lambda on: build(problem, held, frozenset(), None, tie, on), solver,
+                        clock() + seconds, EXACT_NODES, log, "grid start ILP", links)
     if not sol.values or sol.clocked or sol.objective is None:
         return None
     placed = model.result(sol.values)
     # held cores' channels and memory are constants there, so check them in the whole model
-    whole = build(problem, placed)
+    whole = build(problem, placed, links=links.on)
     return placed if all(c.valid(1e-6) for c in whole.prob.constraints()) else None
 
 
@@ -174,17 +204,18 @@ def place_ilp(problem: Problem, solver: str, time_limit: float, tie_break: bool 
     eps = None if grid is None else tie_weight(problem, grid)
     tie: Tie = None if grid is None or eps is None else (grid, eps)
     start = greedy
+    links = _Links()
     movable = [c for c in problem.cores if c not in problem.pin_map]
     if len(movable) <= EXACT_CORES:
-        placed, sol = _exact(problem, greedy, solver, EXACT_SHARE * time_limit, log, tie)
+        placed, sol = _exact(problem, greedy, solver, EXACT_SHARE * time_limit, log, tie, links)
         if sol.status == "optimal" and not sol.clocked:
             return placed, SolveInfo("ilp", "optimal", 0.0, objective_of(problem, placed), 0.0)
         if placed is not greedy and _score(problem, placed, tie) < _score(problem, greedy, tie) - 1e-6:
             start = placed
-    on_grid = _grid_placement(problem, tie, start, solver, max(0.2, deadline - clock()), log)
+    on_grid = _grid_placement(problem, tie, start, solver, max(0.2, deadline - clock()), log, links)
     if on_grid is not None and _score(problem, on_grid, tie) < _score(problem, start, tie) - 1e-6:
         start = on_grid
-    placed, obj, _ = neighbourhood_search(problem, start, solver, deadline, log, tie)
+    placed, obj, _ = neighbourhood_search(problem, start, solver, deadline, log, tie, links)
     bound = _lower_bound(problem, greedy, solver, max(0.2, deadline - clock()), log)
     gap = None if bound is None else max(0.0, (obj - bound) / max(obj, 1e-9))
     return placed, log.info("ilp-neighbourhood", "feasible", obj, gap)

@@ -19,13 +19,15 @@ when shared); per memtile, its links' channels, bytes, BDs and locks, and
 the fifos crossing its links to the core above and the shim below (AIE-ML
 memtiles have no east/west links, so a core's fifo into a link enters its
 memtile from above: more than those links carry cannot be routed without a
-detour); per shim, host ends per direction.
+detour); per shim, host ends per direction, within its DMA (PLIO) channels
+(and, on request, within its own links to the array above: ``shim_links``).
 """
 
 from __future__ import annotations
 
 import pulp
 
+from tilelang.devices import Device
 from tilelang.devices.abi import STACK_BYTES
 from tilelang.devices.cascade_rules import cascade_targets
 from tilelang.ir.verify import HOST
@@ -41,6 +43,27 @@ from tilelang.plan.route_cuts import BoundaryLoad, boundaries
 PAIR_LIMIT = 600
 
 Choice = dict[Coord, object]  # tile -> LpVariable, or the constant 1 for a fixed agent
+
+
+def array_channels(device: Device, shim: Coord, direction: str) -> int:
+    """Channels of the links between ``shim`` and the tiles above it (not the shim row): leaving it for
+    ``mm2s`` (into the array), entering it for ``s2mm``; from ``Device.link_capacity`` as the router has them."""
+    fab = fabric(device)
+    up = [t for _, t in fab.out[shim] if device.tile_kind(t) != "shim"]
+    if direction == MM2S:
+        return sum(device.link_capacity(shim, t) for t in up)
+    return sum(device.link_capacity(t, shim) for t in up)
+
+
+def crowded_shims(problem: Problem, placement: Placement) -> list[tuple[Coord, str, int]]:
+    """(shim, direction, host ends) of every shim whose host ends in a direction exceed its array links'
+    channels (``array_channels``), sorted."""
+    count: dict[tuple[Coord, str], int] = {}
+    for f in problem.fifos:
+        if HOST in f.agents:
+            key = (placement.hosts[f.name], MM2S if f.producer == HOST else S2MM)
+            count[key] = count.get(key, 0) + 1
+    return [(s, d, n) for (s, d), n in sorted(count.items()) if n > array_channels(problem.device, s, d)]
 
 
 def key_of(agent: str, fifo: str) -> str:
@@ -249,6 +272,26 @@ class PlacementModel:
 
     def shims(self) -> None:
         """Host ends within each shim's DMA channels (a PL shim's PLIO channels) per direction."""
+        for s, d, ends in self._shim_ends():
+            self.prob += pulp.lpSum(ends) <= self.dev.end_channels(s, d), f"sh_{d}_{s[0]}_{s[1]}"
+
+    def shim_links(self) -> None:
+        """Host ends within the channels of each shim's own links to the array above (``array_channels``),
+        where those are fewer than its channels: a VC1902 PL shim takes 8 PLIO streams in and sends 6 north,
+        sends 6 out and takes 4 from the north; a NoC shim's 2 DMA channels a direction never reach them.
+
+        A model's choice, not a hardware limit: a stream beyond a shim's own links goes sideways along the
+        shim row and up through a neighbour's, which the model does not count, and on a large grid the
+        neighbours are full too (8 x 8 PLIO-fed cascade chains of 4 put seven streams on one PL shim and
+        did not route). The placement adds it only once a solve's answer breaks it (``placement.py``)."""
+        for s, d, ends in self._shim_ends():
+            cap = array_channels(self.dev, s, d)
+            if cap < min(len(ends), self.dev.end_channels(s, d)):
+                self.prob += pulp.lpSum(ends) <= cap, f"shl_{d}_{s[0]}_{s[1]}"
+
+    def _shim_ends(self) -> list[tuple[Coord, str, list]]:
+        """(shim, direction, the host ends' variables for that shim) for every candidate shim with ends."""
+        out = []
         for s in sorted({t for k, a in self.assign.items() if k.startswith("host@") for t in a}):
             for d in (MM2S, S2MM):
                 ends = [
@@ -257,7 +300,8 @@ class PlacementModel:
                     if HOST in f.agents and (f.producer == HOST) == (d == MM2S)
                 ]
                 if ends:
-                    self.prob += pulp.lpSum(ends) <= self.dev.end_channels(s, d), f"sh_{d}_{s[0]}_{s[1]}"
+                    out.append((s, d, ends))
+        return out
 
     def boundaries(self) -> None:
         """The routed flows that must cross each column and row boundary, per direction, within its channels
@@ -301,11 +345,12 @@ class PlacementModel:
 
 
 def build(problem: Problem, start: Placement, movable: frozenset[str] | None = None, radius: int | None = None,
-          tie: tuple[dict[str, Coord], float] | None = None) -> PlacementModel:
+          tie: tuple[dict[str, Coord], float] | None = None, links: bool = False) -> PlacementModel:
     """The placement model with every constraint family, warm-started at ``start``.
 
     ``tie`` = (logical grid, eps) adds the grid tie-break of ``placement_grid.py`` to the objective
-    (``cost`` stays the primary objective alone).
+    (``cost`` stays the primary objective alone); ``links`` adds the shims' array-link bound
+    (``PlacementModel.shim_links``).
     """
     m = PlacementModel(problem, start, movable, radius)
     m.one_core_per_tile()
@@ -314,6 +359,8 @@ def build(problem: Problem, start: Placement, movable: frozenset[str] | None = N
     m.core_channels_and_memory()
     m.memtiles()
     m.shims()
+    if links:
+        m.shim_links()
     m.boundaries()
     if tie is None:
         m.prob += pulp.lpSum(m.cost)
