@@ -20,6 +20,8 @@ runs while some are still being written):
 - ``tenancy_bench.py``: co-location on column partitions, serving policies, horizontal fusion;
 - ``passes_bench.py``: the passes of ``tl.passes`` (packing, scheduling, double buffering, redundant transfers).
 - ``plio_bench.py``: AIE1 host moves by NoC shim DMA against PLIO streams (docs/plio.md).
+- ``plio_place_bench.py``: the placement ILP against the greedy placement on 256- to 384-core PLIO-fed cascade
+  GEMMs (docs/plio.md "Placing the PL shim ends").
 
 Each runs with this interpreter, from the repository root, its output shown
 as it arrives; arguments after ``--`` go to every script. The exit status is
@@ -38,7 +40,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 BENCHMARKS = ("plan_bench", "sim_bench", "timing_bench", "explore_bench", "accuracy", "emit_bench", "library_bench", "cascade_gemm_bench", "fuzz_bench", "vendor_bench",
-              "tenancy_bench", "passes_bench", "plio_bench")
+              "tenancy_bench", "passes_bench", "plio_bench",
+              "plio_place_bench")
 
 
 def run_one(name: str, extra: Sequence[str], timeout: float) -> tuple[str, float]:

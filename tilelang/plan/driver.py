@@ -179,9 +179,9 @@ def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: 
     try:
         routing = _route(problem, carriage, placement, strategy, solver, deadline)
     except PlanError as e:
-        # The placement ILP bounds the flows across each column and row boundary, not each link: its
-        # distance objective can still crowd one shim's links (a PL shim takes 8 streams in, its switch
-        # sends 6 north). When its placement does not route, the greedy one, if different, may.
+        # The placement ILP bounds the flows across each column and row boundary and the host ends on each
+        # shim's own links to the array, not every link: a placement it finds can still fail to route.
+        # When it does not route, the greedy one, if different, may.
         greedy = greedy_placement(problem) if strategy == "ilp" else placement
         if greedy == placement:
             raise
