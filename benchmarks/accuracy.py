@@ -114,6 +114,29 @@ Figures and how each is reproduced:
   NPU2 runs a similar GEMM at 5.8 TFLOPS, so the two cannot both describe the same
   operator and hardware state.
 
+- [NPUE] vegah/Npu-Embeddings (tasks/0003-m2-bf16-gemm/TASK.md), on a Strix Point (HX 370,
+  npu2), mlir-aie 1.3.4 with Peano: (a) one 64x64x32 bf16 call (A 64 x 64, B 64 x 32, f32
+  accumulate, the bfp16-emulated ``(8,8,8)`` mmul) traced on hardware, "954.7" cycles on
+  average, priced by the cost model (clock-free); (b) mlir-aie's whole_array example copied
+  with tracing added, on 8 columns, K = N = 512, 64x64x32 tiles, "npu time" over 30 runs:
+  "2048 | 477.2 µs" and "4096 | 821.7 µs". The row is the time each further row of A adds,
+  (821.7 - 477.2) / 2048 us, against the simulated (T(4096) - T(2048)) / 2048 at the npu2
+  clock: the per-dispatch floor cancels in the difference. The same page's traced calls
+  inside the whole array (923-925 cycles) are the same quantity as (a), and its absolute
+  rows include the floor; neither is added.
+- [XUP] Xilinx/xup_aie_training's matrix multiplication lab (VCK5000, an xcvc1902): a
+  16 x 8 by 8 x 8 matmul kernel, operands and result of one dtype, one call in the AIE
+  simulator, "the matmult_int16 kernel takes 72 cycles to complete", priced by the cost
+  model. The lab's appendix table gives the f32, i32 and i8 kernels too (231, 168, 45):
+  shown, not counted (one measurement of one source, and the table's kernel version is
+  not stated).
+- [SMX-ML], [SMX-AIE] the Vitis tutorials' softmax of 2048 classes on one core, kernel cycles
+  from the AIE simulator's profile: bf16 on a VE2802 "takes up to 8,083 cycles", f32 on a
+  VC1902 "takes 25,306 cycles". The library's softmax kernel over 2048 values, priced by the
+  cost model. The vendor kernels read and write their data over streams inside the kernel
+  (2048 x 16 or 32 bits each way, well under the figures at a word a cycle) and compute exp
+  their own way; the classification was made with those differences known.
+
 Considered, not added (decided before computing a simulated value; the reason is
 what disqualified it):
 - Hello XDNA's XDNA2 kernel ("1760 BFP16 GFLOPS"): bfp16 operands, no DSL dtype.
@@ -154,6 +177,23 @@ what disqualified it):
   182: modified kernels, tiles not stated.
 - phoenix-npu1-iron-kernels (Hugging Face; int16 512^3 on 4x4, 264.7 GOPS): tiles not
   stated; about 90% of the run is the host path.
+- GAMA (FPL 2025) and Tempus (VE2802 GEMMs): cascade chains on AIE-ML, which the library
+  refuses; PL-fed.
+- AMA (FPL 2024), WideSA (DATE 2024), EA4RCA, SSR (FPGA 2024), Lei et al.'s VCK190 GEMMs and
+  a ViT accelerator on VCK5000: sizes, tiles or timing not readable, or end-to-end models.
+- MLIR-AIR's GEMM, element-wise add and GEMV figures on npu2 (its programming examples and
+  kernel registry), and mlir-air PR 1360's "IRON GEMV reference: 682us": MLIR-AIR's designs or
+  a remark, host-timed per dispatch with no floor stated.
+- a DiT GEMM (bf16 x bfp16ebs8) and a Q4_K dequantising GEMM on npu2: bfp16 / Q4 operands, no
+  DSL dtype. An IRON fork's SpMV study: the fork's own dense design, shapes implied.
+- ryzen-npu-linux's newer XDNA1 table: "wall-clock incl. host dispatch", approximate ("~").
+- Vitis AIE-ML performance-analysis tutorial (z-score, bf16): kernels built with
+  ``--xlopt=0`` or cascaded on AIE-ML; UG1504's Hough transform and a Hackster RGB-negative
+  article: not library designs, or no cycle figure of the kernel.
+- Vitis "AI Engine GMIO Performance Profile" (VCK190 hardware, 1 KiB buffers, one to 32 shim
+  DMA pairs; "6545.68M Bytes/s" for one pair at an assumed 1 GHz): classified as validation
+  (the one-pair row; the 32-pair row depends on the clock and on xcvc1902's DDR estimate),
+  not yet built (its design is N cores each incrementing 256 int32 per window, 512 windows).
 """
 
 from __future__ import annotations
@@ -417,6 +457,14 @@ XD100 = ("https://docs.amd.com/r/en-US/Vitis-Tutorials-AI-Engine-Development/Per
          "tutorial 01, optimized kernel, AIE simulator)")
 
 
+NPUE = "https://github.com/vegah/Npu-Embeddings (tasks/0003-m2-bf16-gemm/TASK.md, Strix Point HX 370)"
+XUP = "https://github.com/Xilinx/xup_aie_training/blob/main/docs/matmult_lab.md (VCK5000, AIE simulator)"
+SMX_ML = ("Xilinx/Vitis-Tutorials, AIE-ML Design_Tutorials Softmax Function README (VE2802, AIE simulator "
+          "profile)")
+SMX_AIE = ("Xilinx/Vitis-Tutorials, AI_Engine_Development/AIE/Design_Tutorials/19-Softmax-Function README "
+           "(VC1902, AIE simulator profile)")
+
+
 def aieml_int8_kernel_cycles(out) -> float:
     """Cycles of one 64^3 int8 matmul call C = A @ B on AIE-ML (xcve2802, the VEK280's part)."""
 
@@ -431,6 +479,46 @@ def xdna1_bf16_kernel_gflops() -> float:
     """[XDNA] GFLOP/s of one npu1 core calling C += A @ B (32^3, bf16 in, f32 accumulate) back to back."""
     cycles = cost.kernel_cycles(_mac_kernel(tl.bf16, tl.f32, t=32), NPU1)
     return 2 * 32**3 * NPU1.clock_hz / cycles / 1e9
+
+
+def npu2_bf16_kernel_cycles() -> float:
+    """[NPUE] cycles of one C += A @ B call, A 64 x 64, B 64 x 32, bf16 in, f32 accumulate, on npu2 (the cost
+    model's bf16 is the bfp16-emulated path the source traced)."""
+
+    @tl.kernel
+    def mac(a: tl.Tile[(64, 64), tl.bf16], b: tl.Tile[(64, 32), tl.bf16], c: tl.Tile[(64, 32), tl.f32]):
+        c[...] += a @ b
+
+    return cost.kernel_cycles(mac, tl.device("npu2"))
+
+
+def npu2_marginal_us_per_row() -> float:
+    """[NPUE] microseconds each further row of A adds to the whole-array GEMM M x 512 x 512 (bf16 -> f32,
+    64 x 64 x 32 tiles, all 8 columns): (T(4096) - T(2048)) / 2048, the per-dispatch floor cancelling."""
+
+    def us(m: int) -> float:
+        d = tl.library.matmul(m, 512, 512, in_dtype=tl.bf16, out_dtype=tl.f32, device="npu2",
+                              tiling={"m": 64, "k": 64, "n": 32})
+        return simulator.simulate(tl.plan(d), mode="timing").seconds * 1e6
+
+    return (us(4096) - us(2048)) / 2048
+
+
+def aie1_small_matmul_cycles(dt) -> float:
+    """[XUP] cycles of one C = A @ B call, A 16 x 8, B 8 x 8, every operand ``dt``, on AIE1 (xcvc1902)."""
+
+    @tl.kernel
+    def mm(a: tl.Tile[(16, 8), dt], b: tl.Tile[(8, 8), dt], c: tl.Tile[(16, 8), dt]):
+        c[...] = (a @ b).astype(dt)
+
+    return cost.kernel_cycles(mm, AIE1)
+
+
+def softmax_kernel_cycles(dtype, device: str) -> float:
+    """[SMX-ML]/[SMX-AIE] cycles of one call of the library's softmax kernel over 2048 values on one core."""
+    from tilelang.library.softmax import softmax_kernel
+
+    return cost.kernel_cycles(softmax_kernel(1, 2048, dtype), tl.device(device))
 
 
 def npu2_int8_gemm_tops(size: int = 2048) -> float:
@@ -537,6 +625,19 @@ def figures() -> list[Figure]:
         Figure("whole-array 512x1024x4096 bf16, 64x32x128 tiles", "npu2", PR3442, "| current          | "
                "9.83e-3        | 0.920       |", 920, "us", lambda: iron_gemm_us(512, 1024, 4096, "npu2", 64, 32, 128),
                VALIDATION),
+        Figure("64x64x32 bf16 (bfp16) kernel call, f32 out", "npu2", NPUE, "| 256×256×256 | **bfp16 `(8,8,8)`** | "
+               "**954.7** | **137.3** | **53.6%** |", 954.7, "cycles", npu2_bf16_kernel_cycles, VALIDATION),
+        Figure("whole_array M x 512 x 512 bf16 (bfp16), 64x64x32 tiles, us per row of A", "npu2", NPUE,
+               "| 2048 | 477.2 µs | 2.25 | ... | 4096 | 821.7 µs | **2.61** (best 2.74) |: (821.7 - 477.2) / 2048",
+               (821.7 - 477.2) / 2048, "us", npu2_marginal_us_per_row, VALIDATION),
+        Figure("16x8 @ 8x8 i16 matmul kernel, one call", "xcvc1902", XUP, "the matmult_int16 kernel takes 72 cycles "
+               "to complete", 72, "cycles", lambda: aie1_small_matmul_cycles(tl.i16), VALIDATION),
+        Figure("softmax of 2048 bf16, one kernel call", "xcve2802", SMX_ML, "the softmax kernel takes up to 8,083 "
+               "cycles to process 2048 classes", 8083, "cycles", lambda: softmax_kernel_cycles(tl.bf16, "xcve2802"),
+               VALIDATION),
+        Figure("softmax of 2048 f32, one kernel call", "xcvc1902", SMX_AIE, "the softmax kernel takes 25,306 cycles "
+               "to process 2048 classes", 25306, "cycles", lambda: softmax_kernel_cycles(tl.f32, "xcvc1902"),
+               VALIDATION),
         Figure("IRON GEMM 2048^3 bf16, throughput", "npu2", IRON55, "Throughput: 6.961237e+02 GFLOP/s", 696.1,
                "GFLOP/s", lambda: iron_gemm_gflops(2048, 2048, 2048, "npu2"), SHOWN,
                "a question about a low figure on a development branch; the same operator runs 5.8 TFLOPS in [FLM]"),
@@ -548,6 +649,15 @@ def figures() -> list[Figure]:
         Figure("single-core 512^3 bf16, % of peak", "npu1", I1198, "chess ukernel: 152'000 [us]: 43% of peak",
                43, "%", lambda: 100 * gemm_efficiency(512, tl.bf16, 1, 1), SHOWN,
                "IREE's design and kernel; every invocation pays a dispatch from another host stack"),
+        Figure("16x8 @ 8x8 f32 matmul kernel, one call", "xcvc1902", XUP, "| float | 231 |", 231, "cycles",
+               lambda: aie1_small_matmul_cycles(tl.f32), SHOWN, "the same lab's appendix table as its i16 row "
+               "(one measurement of one source; the table's kernel version is not stated)"),
+        Figure("16x8 @ 8x8 i32 matmul kernel, one call", "xcvc1902", XUP, "| int32 | 168 |", 168, "cycles",
+               lambda: aie1_small_matmul_cycles(tl.i32), SHOWN, "the same lab's appendix table as its i16 row "
+               "(one measurement of one source; the table's kernel version is not stated)"),
+        Figure("16x8 @ 8x8 i8 matmul kernel, one call", "xcvc1902", XUP, "| int8 | 45 |", 45, "cycles",
+               lambda: aie1_small_matmul_cycles(tl.i8), SHOWN, "the same lab's appendix table as its i16 row "
+               "(one measurement of one source; the table's kernel version is not stated)"),
     ]
 
 
