@@ -25,6 +25,8 @@ detour); per shim, host ends per direction, within its DMA (PLIO) channels
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import pulp
 
 from tilelang.devices import Device
@@ -37,7 +39,7 @@ from tilelang.plan.fabric import fabric, hops, manhattan
 from tilelang.plan.greedy import host_flow, placed_flows
 from tilelang.plan.placement_grid import grid_term
 from tilelang.plan.problem import Coord, FifoSpec, Problem
-from tilelang.plan.route_cuts import BoundaryLoad, boundaries
+from tilelang.plan.route_cuts import Boundary, BoundaryLoad, boundaries
 
 #: Largest (tiles of a) x (tiles of b) for the exact product linearisation of a pair's distance.
 PAIR_LIMIT = 600
@@ -64,6 +66,18 @@ def crowded_shims(problem: Problem, placement: Placement) -> list[tuple[Coord, s
             key = (placement.hosts[f.name], MM2S if f.producer == HOST else S2MM)
             count[key] = count.get(key, 0) + 1
     return [(s, d, n) for (s, d), n in sorted(count.items()) if n > array_channels(problem.device, s, d)]
+
+
+@lru_cache(maxsize=8)
+def _hop_memo(device: Device) -> dict[tuple[Coord, Coord], int]:
+    """``fabric.hops`` of the tile pairs asked so far on ``device``, shared by every model built for it."""
+    return {}
+
+
+@lru_cache(maxsize=1 << 16)
+def _crossings(flow: tuple) -> tuple[Boundary, ...]:
+    """``route_cuts.boundaries`` of a flow, remembered (each window model asks again for every host end)."""
+    return tuple(boundaries(flow))
 
 
 def key_of(agent: str, fifo: str) -> str:
@@ -93,6 +107,7 @@ class PlacementModel:
         self.assign: dict[str, Choice] = {}
         self.shared: dict[str, object] = {}
         self.cost: list = []
+        self._dist = _hop_memo(problem.device)
         self._candidates(movable, radius)
 
     # -- variables ------------------------------------------------------------------------
@@ -189,7 +204,20 @@ class PlacementModel:
         near = {k for k in w if f.shareable and common_memories(self.dev, *k)}
         if f.shareable:
             self.shared[f.name] = pulp.lpSum(w[k] for k in sorted(near))
-        return pulp.lpSum(hops(self.dev, *k) * v for k, v in w.items() if k not in near)
+        # the sum built term by term, as lpSum would (zero distances left out): the same expression, faster
+        terms: dict = {}
+        for k, v in w.items():
+            d = 0 if k in near else self._hops(k)
+            if d:
+                terms[v] = terms.get(v, 0) + d
+        return pulp.LpAffineExpression(terms)
+
+    def _hops(self, pair: tuple[Coord, Coord]) -> int:
+        """``fabric.hops`` of a tile pair, remembered (a model asks for the same pairs many times)."""
+        d = self._dist.get(pair)
+        if d is None:
+            d = self._dist[pair] = hops(self.dev, *pair)
+        return d
 
     def _coordinates(self, tag: str, a: str, b: str, f: FifoSpec) -> pulp.LpAffineExpression:
         """Column and row differences; a shareable pair's distance drops to 0 when shared."""
@@ -324,7 +352,7 @@ class PlacementModel:
                 continue
             for s, z in self.assign[f"host@{f.name}"].items():
                 flow = host_flow(f, s, tiles)
-                for b in boundaries(flow) if flow is not None else ():
+                for b in _crossings(flow) if flow is not None else ():
                     terms.setdefault(b, []).append(z)
                     fifos.setdefault(b, set()).add(f.name)
         for b in sorted(terms):
