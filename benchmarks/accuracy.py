@@ -137,6 +137,13 @@ Figures and how each is reproduced:
   (2048 x 16 or 32 bits each way, well under the figures at a word a cycle) and compute exp
   their own way; the classification was made with those differences known.
 
+- [GMIO] the Vitis tutorial "AI Engine GMIO Performance Profile", its 2020-2021 version
+  measured on a VCK190: one kernel incrementing 256 int32 per 1 KiB window, fed by a shim
+  MM2S channel and drained by an S2MM channel, 512 windows; "by AIE kernel cycles" (the
+  first kernel's first cycle stamp to the last's last) "in=1,out=1) =6545.68M Bytes/s" at
+  its assumed 1 GHz, i.e. 6.55 bytes in and out per AIE cycle, clock-free. The same design
+  on one xcvc1902 core, counted from its first call's start to its last call's end.
+
 Considered, not added (decided before computing a simulated value; the reason is
 what disqualified it):
 - Hello XDNA's XDNA2 kernel ("1760 BFP16 GFLOPS"): bfp16 operands, no DSL dtype.
@@ -190,10 +197,10 @@ what disqualified it):
 - Vitis AIE-ML performance-analysis tutorial (z-score, bf16): kernels built with
   ``--xlopt=0`` or cascaded on AIE-ML; UG1504's Hough transform and a Hackster RGB-negative
   article: not library designs, or no cycle figure of the kernel.
-- Vitis "AI Engine GMIO Performance Profile" (VCK190 hardware, 1 KiB buffers, one to 32 shim
-  DMA pairs; "6545.68M Bytes/s" for one pair at an assumed 1 GHz): classified as validation
-  (the one-pair row; the 32-pair row depends on the clock and on xcvc1902's DDR estimate),
-  not yet built (its design is N cores each incrementing 256 int32 per window, 512 windows).
+- [GMIO]'s rows for 2 to 32 port pairs: the aggregate they saturate at (about 11 bytes per
+  cycle) is in bytes per second of the NoC and DDR, so in cycles it depends on the clock the
+  tutorial's silicon ran at, which it does not state ("assumes that AI Engine runs at 1 GHz"),
+  and on xcvc1902's DDR figure, an estimate here.
 """
 
 from __future__ import annotations
@@ -426,7 +433,7 @@ class Figure:
         source: where it was published (URL or issue).
         quote: the figure exactly as quoted.
         published: the figure as a number in ``unit``.
-        unit: "cycles", "%" (of the device's MAC peak), "TOPS", "GFLOP/s", "GB/s" or "us" (microseconds at the device clock).
+        unit: "cycles", "%" (of the device's MAC peak), "TOPS", "GFLOP/s", "GB/s", "B/cycle" or "us" (microseconds at the device clock).
         simulate: the model's value, in ``unit``.
         role: CALIBRATION, VALIDATION or SHOWN.
         why: for calibration, the constant it set; for shown rows, why it is not counted.
@@ -457,6 +464,8 @@ XD100 = ("https://docs.amd.com/r/en-US/Vitis-Tutorials-AI-Engine-Development/Per
          "tutorial 01, optimized kernel, AIE simulator)")
 
 
+GMIO = ("Xilinx/Vitis-Tutorials AI_Engine_Development/Feature_Tutorials/02-using-gmio/perf_profile_aie_gmio.md "
+        "(VCK190 hardware, 2020-2021 version)")
 NPUE = "https://github.com/vegah/Npu-Embeddings (tasks/0003-m2-bf16-gemm/TASK.md, Strix Point HX 370)"
 XUP = "https://github.com/Xilinx/xup_aie_training/blob/main/docs/matmult_lab.md (VCK5000, AIE simulator)"
 SMX_ML = ("Xilinx/Vitis-Tutorials, AIE-ML Design_Tutorials Softmax Function README (VE2802, AIE simulator "
@@ -512,6 +521,41 @@ def aie1_small_matmul_cycles(dt) -> float:
         c[...] = (a @ b).astype(dt)
 
     return cost.kernel_cycles(mm, AIE1)
+
+
+def gmio_bytes_per_cycle(windows: int = 512) -> float:
+    """[GMIO] bytes in and out per AIE cycle of one core fed and drained by shim DMAs on AIE1: 512 windows of
+    256 int32 in, 258 out (the vendor kernel's two cycle-counter words are zeros here), from the first call's
+    start to the last call's end, as the tutorial's cycle stamps count."""
+
+    @tl.kernel
+    def incr(a: tl.Tile[(256,), tl.i32], c: tl.Tile[(258,), tl.i32]):
+        c[0:256] = a + 1
+        c[256:258] = 0
+
+    @tl.design(device="xcvc1902")
+    def gmio(A: tl.Tensor[(windows * 256,), tl.i32], C: tl.Tensor[(windows * 258,), tl.i32]):
+        a_in = tl.fifo(tl.Tile[(256,), tl.i32], depth=2, name="a")
+        c_out = tl.fifo(tl.Tile[(258,), tl.i32], depth=2, name="c")
+
+        @tl.core(name="k", tile=(6, 1))  # AIE row 0 of the array, as the tutorial's kernels
+        def body():
+            for _ in tl.range(windows):
+                a, c = a_in.acquire(), c_out.acquire()
+                incr(a, c)
+                a_in.release()
+                c_out.release()
+
+        tl.dma(A, a_in)
+        tl.dma(c_out, C)
+
+    x = np.arange(windows * 256, dtype=np.int32)
+    res = simulator.simulate(tl.plan(gmio), A=x)
+    y = res.outputs["C"].reshape(windows, 258)
+    assert np.array_equal(y[:, :256], x.reshape(windows, 256) + 1) and not y[:, 256:].any()
+    calls = [s for s in res.trace.spans() if s[0].startswith("k ") and s[1] == "incr"]
+    first, last = calls[0][2], calls[-1][2] + calls[-1][3]
+    return windows * (256 + 258) * 4 / (last - first)
 
 
 def softmax_kernel_cycles(dtype, device: str) -> float:
@@ -638,6 +682,9 @@ def figures() -> list[Figure]:
         Figure("softmax of 2048 f32, one kernel call", "xcvc1902", SMX_AIE, "the softmax kernel takes 25,306 cycles "
                "to process 2048 classes", 25306, "cycles", lambda: softmax_kernel_cycles(tl.f32, "xcvc1902"),
                VALIDATION),
+        Figure("shim DMA in and out of one core, 1 KiB windows, bytes per cycle", "xcvc1902", GMIO,
+               "Throughput (by AIE kernel cycles in=1,out=1) =6545.68M Bytes/s (at the tutorial's assumed 1 GHz)",
+               6.54568, "B/cycle", gmio_bytes_per_cycle, VALIDATION),
         Figure("IRON GEMM 2048^3 bf16, throughput", "npu2", IRON55, "Throughput: 6.961237e+02 GFLOP/s", 696.1,
                "GFLOP/s", lambda: iron_gemm_gflops(2048, 2048, 2048, "npu2"), SHOWN,
                "a question about a low figure on a development branch; the same operator runs 5.8 TFLOPS in [FLM]"),
