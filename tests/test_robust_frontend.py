@@ -168,3 +168,17 @@ def test_a_kernel_calling_a_kernel_says_to_use_a_helper_function():
 def test_library_factories_reject_bad_sizes_and_dtypes_by_name(make, message):
     with pytest.raises(tl.DesignError, match=re.escape(message)):
         make()
+
+
+@pytest.mark.parametrize("use", [lambda A: A[1], lambda A: A[0:64], lambda A: A.__setitem__(0, 1)])
+def test_indexing_a_host_tensor_is_a_design_error_naming_the_access_pattern(use):
+    with pytest.raises(tl.DesignError) as e:
+
+        @tl.design(device="npu1")
+        def d(A: tl.Tensor[(2, 64), tl.i32], C: tl.Tensor[(64,), tl.i32]):
+            f = tl.fifo(tl.Tile[(64,), tl.i32], name="f")
+            tl.dma(use(A), f)
+
+    msg = str(e.value)
+    assert "host tensor 'A' cannot be indexed" in msg and "tl.pattern(offset, sizes, strides)" in msg
+    assert "test_robust_frontend.py" in msg  # at the user's line

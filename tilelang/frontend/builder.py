@@ -78,6 +78,20 @@ class TensorArg:
     def __repr__(self) -> str:
         return f"<tensor {self.name}: {self.decl.type}>"
 
+    def __getitem__(self, index: object) -> NoReturn:
+        # A host tensor has no values at trace time; a part of it is moved by an access pattern.
+        raise DesignError(
+            located(
+                f"host tensor {self.name!r} cannot be indexed or sliced in a design ({self.name}[{index!r}]): "
+                f"move a part of it with an access pattern, tl.dma({self.name}, fifo, "
+                f"pattern=tl.pattern(offset, sizes, strides)), the offset and strides in elements",
+                user_location(),
+            )
+        )
+
+    def __setitem__(self, index: object, value: object) -> NoReturn:
+        self.__getitem__(index)
+
 
 class Affine:
     """An integer affine expression of ``tl.range`` loop variables, ``offset + sum(coeff * var)``.
