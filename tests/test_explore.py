@@ -58,11 +58,24 @@ def test_space_enumerates_points_in_order_and_applies_the_constraint():
     ({"params": {}}, "at least one parameter"),
     ({"params": {"cores": []}}, "non-empty list"),
     ({"params": {"M": [64]}}, "both fixed and explored"),
+    ({"params": {"cores": (4, 4)}}, r"lists 4 more than once .* e.g. \[\(4, 4\)\]"),
+    ({"params": {"tiling": [{"m": 32}, {"m": 64}, {"m": 32}]}}, "lists {'m': 32} more than once"),
 ])
 def test_space_rejects_bad_input(bad, match):
     args = {"factory": tl.library.matmul, "fixed": FIXED, "params": {"cores": [1]}} | bad
     with pytest.raises(TileLangError, match=match):
         tl.Space(args.pop("factory"), **args)
+
+
+def test_equal_looking_choices_of_different_types_are_kept():
+    assert tl.Space(tl.library.matmul, fixed=FIXED, params={"cores": [1, 1.0, True]}).params["cores"] == [1, 1.0, True]
+
+
+@pytest.mark.parametrize("where", ["dir", "missing"])
+def test_a_storage_that_is_not_a_file_path_is_reported(tmp_path, where):
+    storage = tmp_path if where == "dir" else tmp_path / "nope" / "study.db"
+    with pytest.raises(TileLangError, match="explore: storage .* (is a directory|does not exist)"):
+        tl.explore(gemm_space(), budget=1, storage=storage)
 
 
 def test_a_raising_constraint_is_reported():

@@ -254,6 +254,10 @@ def _storage(optuna: Any, storage: str | os.PathLike | None) -> Any:
     text = os.fspath(storage)
     if "://" in text:
         return text
+    folder = os.path.dirname(os.path.abspath(text))
+    if os.path.isdir(text) or not os.path.isdir(folder):
+        what = "is a directory" if os.path.isdir(text) else f"is in a directory that does not exist ({folder})"
+        raise TileLangError(f"explore: storage {text!r} {what}; give a file path (.db for SQLite, else a journal)")
     if text.endswith((".db", ".sqlite", ".sqlite3")):
         return f"sqlite:///{os.path.abspath(text)}"
     from optuna.storages import JournalStorage

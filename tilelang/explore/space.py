@@ -63,7 +63,13 @@ class Space:
                 raise TileLangError(f"Space: parameter names must be non-empty strings, got {name!r}")
             if isinstance(choices, str | bytes) or not isinstance(choices, Sequence) or not choices:
                 raise TileLangError(f"Space: parameter {name!r} needs a non-empty list of choices, got {choices!r}")
-            self.params[name] = list(choices)
+            listed = list(choices)
+            for i, c in enumerate(listed):
+                if any(_same(c, d) for d in listed[:i]):
+                    raise TileLangError(
+                        f"Space: parameter {name!r} lists {c!r} more than once in {choices!r}; choices must "
+                        f"differ (a tuple or dict value is one choice inside the list, e.g. [{choices!r}])")
+            self.params[name] = listed
         if not self.params:
             raise TileLangError("Space: give at least one parameter to explore (params={name: [choices]})")
         both = sorted(set(self.params) & set(self.fixed))
@@ -160,3 +166,11 @@ def _assign(kwargs: dict[str, Any], name: str, value: Any) -> None:
     if not isinstance(inner, dict):
         raise TileLangError(f"Space: {name!r} sets a key of argument {head!r}, which is {inner!r}, not a dict")
     _assign(inner, rest, value)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two choices are equal (False where comparing them fails, e.g. arrays)."""
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except Exception:  # noqa: BLE001 - a user's value whose == raises or is ambiguous: not the same
+        return False
