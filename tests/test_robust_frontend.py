@@ -164,6 +164,10 @@ def test_a_kernel_calling_a_kernel_says_to_use_a_helper_function():
     (lambda: tl.library.reduction("sum", 1024, dtype="i32"), "reduction: dtype must be a tilelang dtype"),
     (lambda: tl.library.matmul(64, True, 64), "matmul: K must be a positive int, got True"),
     (lambda: tl.library.conv2d(0, 8, 4, 4), "conv2d: H must be a positive int, got 0"),
+    (lambda: tl.library.matmul(64, 64, 64, in_dtype=tl.i16),
+     "matmul: out_dtype f32 cannot accumulate products of i16 inputs; give out_dtype=tl.i32"),
+    (lambda: tl.library.matmul(64, 64, 64, in_dtype=tl.i32, out_dtype=tl.i16, device="xcvc1902"),
+     "matmul: out_dtype i16 cannot accumulate products of i32 inputs"),
 ])
 def test_library_factories_reject_bad_sizes_and_dtypes_by_name(make, message):
     with pytest.raises(tl.DesignError, match=re.escape(message)):

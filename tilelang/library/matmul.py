@@ -157,6 +157,11 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
             do not fit a core's memory.
     """
     check_args("matmul", {"M": M, "K": K, "N": N}, {"in_dtype": in_dtype, "out_dtype": out_dtype})
+    if out_dtype.kind != in_dtype.kind or out_dtype.bits < in_dtype.bits:  # the kernel's accumulator rule
+        hint = "tl.i32" if not in_dtype.is_float else "tl.f32"
+        raise DesignError(f"matmul: out_dtype {out_dtype} cannot accumulate products of {in_dtype} inputs; give "
+                          f"out_dtype={hint} (or another {'float' if in_dtype.is_float else 'integer'} type at "
+                          f"least as wide as {in_dtype})")
     dev = resolve_device(device)
     if layout not in ("row-major", "streams"):
         raise DesignError(f'matmul: layout must be "row-major" or "streams", got {layout!r}')
