@@ -5,7 +5,9 @@ CPU time does not count the time other processes on a shared machine take) of ti
 (the default), timed mode without one, and timing mode (no trace, no data), the speedups, and whether
 cycles and statistics agree. Designs: benchmarks/sim_bench.py's IRON-layout GEMM (64^3 kernel tiles, 4 x 4
 cores) and ``tl.library.matmul`` with a few tilings, all planned greedily (the plan is not timed).
-The ``moves`` column counts the host moves (each completion changes the host's state). Last, the
+The ``moves`` column counts the host moves (each completion changes the host's state); ``plan s`` is the wall
+time of ``tl.plan(design)`` with its default options (the placement ILP; its solver runs in a child process),
+which ``tl.explore`` pays for every point before the timing simulation. Last, the
 engine's own cost per event (processes that only sleep: a generator step and one heap push and
 pop each) and what it implies: ``floor s`` is the events times that cost, the least any run of
 those events can take.
@@ -78,8 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     b = rng.standard_normal((n, n)).astype(np.float32)
     per_event, floor_events = engine_floor(args.repeat)
     print(f"{'design':<30} {'events':>8} {'moves':>6} {'timed+trace s':>14} {'timed s':>8} {'timing s':>9} "
-          f"{'floor s':>8} {'x vs default':>12} {'x vs no trace':>13} {'same':>5}")
+          f"{'floor s':>8} {'x vs default':>12} {'x vs no trace':>13} {'same':>5} {'plan s':>7}")
     for name, d in designs(n):
+        t0 = time.perf_counter()
+        tl.plan(d)
+        plan_wall = time.perf_counter() - t0
         plan = tl.plan(d, strategy="greedy")
         t_trace, _ = best(lambda p=plan: tl.simulate(p, mode="timed", A=a, B=b), args.repeat)
         t_timed, timed = best(lambda p=plan: tl.simulate(p, mode="timed", trace=False, A=a, B=b), args.repeat)
@@ -88,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         events = timed.stats.events  # type: ignore[attr-defined]
         print(f"{name:<30} {events:>8} {len(timed.stats.moves):>6} {t_trace:>14.3f} {t_timed:>8.3f} "  # type: ignore[attr-defined]
               f"{t_timing:>9.3f} {events * per_event:>8.3f} {t_trace / t_timing:>12.1f} {t_timed / t_timing:>13.1f} "
-              f"{'yes' if same else 'NO':>5}")
+              f"{'yes' if same else 'NO':>5} {plan_wall:>7.2f}")
     print(f"engine alone: {per_event * 1e6:.2f} us per event (11 processes that only sleep, {floor_events} events)")
     return 0
 
