@@ -12,7 +12,6 @@ import importlib
 import warnings
 
 import numpy as np
-import pytest
 
 import tilelang as tl
 
