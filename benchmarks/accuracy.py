@@ -136,7 +136,6 @@ Figures and how each is reproduced:
   cost model. The vendor kernels read and write their data over streams inside the kernel
   (2048 x 16 or 32 bits each way, well under the figures at a word a cycle) and compute exp
   their own way; the classification was made with those differences known.
-
 - [GMIO] the Vitis tutorial "AI Engine GMIO Performance Profile", its 2020-2021 version
   measured on a VCK190: one kernel incrementing 256 int32 per 1 KiB window, fed by a shim
   MM2S channel and drained by an S2MM channel, 512 windows; "by AIE kernel cycles" (the
