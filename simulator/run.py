@@ -48,6 +48,9 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
     """
     if mode not in MODES:
         raise SimulationError(f"mode must be one of {MODES}, got {mode!r}")
+    for name, flag in (("trace", trace), ("dispatch_overhead", dispatch_overhead)):
+        if not isinstance(flag, bool | np.bool_):
+            raise SimulationError(f"{name} must be True or False, got {flag!r}")
     if isinstance(plan, Design):
         raise SimulationError(f"simulator.simulate takes a Plan; plan design {plan.name!r} first (tl.simulate does)")
     if not isinstance(plan, Plan):

@@ -186,3 +186,11 @@ def test_indexing_a_host_tensor_is_a_design_error_naming_the_access_pattern(use)
     msg = str(e.value)
     assert "host tensor 'A' cannot be indexed" in msg and "tl.pattern(offset, sizes, strides)" in msg
     assert "test_robust_frontend.py" in msg  # at the user's line
+
+
+@pytest.mark.parametrize("bad", [{"trace": "yes"}, {"trace": None}, {"dispatch_overhead": 1}])
+def test_simulate_flags_are_booleans(bad):
+    plan = tl.plan(tl.library.matmul(64, 64, 64, in_dtype=tl.i16, out_dtype=tl.i32, device="npu1"), strategy="greedy")
+    name = next(iter(bad))
+    with pytest.raises(tl.SimulationError, match=f"{name} must be True or False"):
+        tl.simulate(plan, mode="timing", **bad)
