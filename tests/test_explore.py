@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 import time
 from pathlib import Path
 
@@ -258,6 +259,9 @@ def test_table_json_and_plots(tmp_path):
     ex = tl.explore(gemm_space(), budget=6, seed=0, workers=2)
     text = ex.table()
     assert "status" in text and f"{len(ex.trials)} trials of 48 points" in text
+    spent = re.search(r"trials spent ([0-9.]+) s planning and ([0-9.]+) s simulating", text)
+    assert spent is not None  # within the trials' own wall time, which also covers building each design
+    assert float(spent[1]) + float(spent[2]) <= sum(t.metrics["wall_seconds"] for t in ex.trials) + 0.1
     record = json.loads(ex.to_json())
     assert len(record["trials"]) == 6 and record["best"] == ex.best.number
     for p in (ex.plot_convergence(tmp_path / "c.png"), ex.plot_pareto(tmp_path / "p.png", ("cycles", "ddr_bytes"))):

@@ -186,6 +186,12 @@ class Exploration:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(self.counts().items()))
         lines.append(f"{len(self.trials)} trials of {self.space_size} points ({counts}); "
                      f"{self.evaluated} evaluated in {self.seconds:.1f} s on {self.backend}")
+        spent = {k: sum(t.metrics.get(k) or 0.0 for t in self.trials) for k in ("plan_seconds", "sim_seconds")}
+        if spent["plan_seconds"] or spent["sim_seconds"]:  # (trials recorded without the split show none)
+            hint = ("; the greedy planner is faster: fixed={'plan': {'strategy': 'greedy'}}"
+                    if spent["plan_seconds"] > spent["sim_seconds"] else "")
+            lines.append(f"trials spent {spent['plan_seconds']:.1f} s planning and {spent['sim_seconds']:.1f} s "
+                         f"simulating{hint}")
         return "\n".join(lines)
 
     def to_json(self) -> str:
