@@ -384,10 +384,10 @@ class Device:
         Raises:
             DesignError: off-array or not a compute tile.
         """
-        if core.__class__ is tuple:  # the planners ask per pair of candidate tiles: answered from a table
-            got = self._shared_memories().get(core)
+        if core.__class__ is tuple:  # the planners ask per pair of candidate tiles: answered from the table
+            got = self.shared_memory_sets().get(core)
             if got is not None:
-                return list(got)
+                return sorted(got)
         c, r = self._check(core)
         if self._kind((c, r)) != "compute":
             raise DesignError(
@@ -395,23 +395,15 @@ class Device:
             )
         return self._memories_of(c, r)
 
-    def _shared_memories(self) -> dict[Coord, tuple[Coord, ...]]:
-        """Every compute tile's shared memories (:meth:`shared_memory_tiles`), made at the first call.
+    def shared_memory_sets(self) -> dict[Coord, frozenset[Coord]]:
+        """Every compute tile's shared memories (:meth:`shared_memory_tiles`) as a set, for tests of many
+        pairs of tiles (whether two cores reach a common memory), made at the first call.
 
         Kept in the instance's ``__dict__``: the device is frozen, and the table is derived from its fields
         (never compared or hashed with them)."""
-        table = self.__dict__.get("_shared_table")
-        if table is None:
-            table = {t: tuple(self._memories_of(*t)) for t in self.tiles("compute")}
-            object.__setattr__(self, "_shared_table", table)
-        return table
-
-    def shared_memory_sets(self) -> dict[Coord, frozenset[Coord]]:
-        """Every compute tile's shared memories (:meth:`shared_memory_tiles`) as a set, for tests of many
-        pairs of tiles (whether two cores reach a common memory). Made at the first call, like the table."""
         sets = self.__dict__.get("_shared_sets")
         if sets is None:
-            sets = {t: frozenset(m) for t, m in self._shared_memories().items()}
+            sets = {t: frozenset(self._memories_of(*t)) for t in self.tiles("compute")}
             object.__setattr__(self, "_shared_sets", sets)
         return sets
 
