@@ -200,6 +200,11 @@ def _infer_store(operands: tuple, attrs: dict) -> None:
         raise KernelError(f"store to {param.name!r}: value of shape {vt.shape} does not fit region of shape {region}")
 
 
+def can_accumulate(acc: object, operand: DType) -> bool:
+    """Whether ``acc`` can hold products of ``operand`` values: the same kind (integer or float), at least as wide."""
+    return isinstance(acc, DType) and acc.kind == operand.kind and acc.bits >= operand.bits
+
+
 def _infer_matmul(types: list[TileType], attrs: dict) -> TileType:
     a, b = types
     if a.rank != 2 or b.rank != 2:
@@ -209,7 +214,7 @@ def _infer_matmul(types: list[TileType], attrs: dict) -> TileType:
     if a.dtype != b.dtype:
         raise KernelError(f"matmul: operand dtypes differ ({a.dtype}, {b.dtype})")
     acc = _attr(attrs, "acc", OpKind.MATMUL)
-    if not isinstance(acc, DType) or acc.kind != a.dtype.kind or acc.bits < a.dtype.bits:
+    if not can_accumulate(acc, a.dtype):
         raise KernelError(f"matmul: accumulator {acc} cannot hold products of {a.dtype}")
     return TileType((a.shape[0], b.shape[1]), acc)
 

@@ -45,6 +45,7 @@ from tilelang.frontend.kernel import kernel
 from tilelang.frontend.kernel import matmul as tile_matmul
 from tilelang.ir.design import Design
 from tilelang.ir.dtypes import DType, bf16, f32
+from tilelang.ir.kernel import can_accumulate
 from tilelang.ir.pattern import pattern
 from tilelang.ir.types import Tensor, Tile
 from tilelang.library._common import (
@@ -157,7 +158,7 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
             do not fit a core's memory.
     """
     check_args("matmul", {"M": M, "K": K, "N": N}, {"in_dtype": in_dtype, "out_dtype": out_dtype})
-    if out_dtype.kind != in_dtype.kind or out_dtype.bits < in_dtype.bits:  # the kernel's accumulator rule
+    if not can_accumulate(out_dtype, in_dtype):
         hint = "tl.i32" if not in_dtype.is_float else "tl.f32"
         raise DesignError(f"matmul: out_dtype {out_dtype} cannot accumulate products of {in_dtype} inputs; give "
                           f"out_dtype={hint} (or another {'float' if in_dtype.is_float else 'integer'} type at "
