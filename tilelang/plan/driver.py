@@ -25,16 +25,21 @@ from tilelang.plan.bank_weights import contention
 from tilelang.plan.buffers import place_buffers
 from tilelang.plan.carriage import Carriage, Placement, carry
 from tilelang.plan.channels import check_link_channels
-from tilelang.plan.fabric import fabric
+from tilelang.plan.fabric import describe, fabric
 from tilelang.plan.greedy import greedy_placement
+from tilelang.plan.negotiated import RouteResult
 from tilelang.plan.packing import Packing, pack_core
-from tilelang.plan.placement import place_ilp
+from tilelang.plan.placement import keep_free, place_ilp
+from tilelang.plan.placement_model import objective_of
 from tilelang.plan.problem import Coord, Problem, build_problem
 from tilelang.plan.resources import check_tiles
-from tilelang.plan.routing import Routing, route_flows
-from tilelang.plan.solve import check_solver, clock, warn
+from tilelang.plan.route_cuts import Boundary, boundary_of, describe_boundary
+from tilelang.plan.routing import Routing, first_pass, route_flows
+from tilelang.plan.solve import SolveLog, check_solver, clock, warn
 
 STRATEGIES = ("ilp", "greedy")
+#: Rounds of routing feedback at most (``_feedback``; work, not time, bounds them: deterministic).
+FEEDBACK_ROUNDS = 3
 
 
 def _check_args(design: object, solver: str, time_limit: object, strategy: str) -> str:
@@ -176,16 +181,22 @@ def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: 
     timings["buffers"] = time.monotonic() - t0
 
     t0 = time.monotonic()
+    base, tried = None, ""
+    if strategy == "ilp" and place_info.method != "ilp->greedy":
+        resources = (carriage, buffers, shared_at, buf_info)
+        placement, place_info, resources, base, tried = _feedback(problem, placement, place_info, resources,
+                                                                  solver, deadline)
+        carriage, buffers, shared_at, buf_info = resources
     try:
-        routing = _route(problem, carriage, placement, strategy, solver, deadline)
+        routing = _route(problem, carriage, placement, strategy, solver, deadline, base)
     except PlanError as e:
         # The placement ILP bounds the flows across each column and row boundary and the host ends on each
         # shim's own links to the array, not every link: a placement it finds can still fail to route.
-        # When it does not route, the greedy one, if different, may.
+        # When it does not route (after the routing feedback), the greedy one, if different, may.
         greedy = greedy_placement(problem) if strategy == "ilp" else placement
         if greedy == placement:
             raise
-        why = f"the ILP placement does not route ({e}); the greedy placement is used"
+        why = f"the ILP placement does not route ({e}){tried}; the greedy placement is used"
         warn(f"placement: {why}")
         placement = greedy
         place_info = SolveInfo("ilp->greedy", "infeasible-routing", 0.0, None, None, why)
@@ -207,11 +218,87 @@ def _share(deadline: float, fraction: float) -> float:
     return max(0.5, (deadline - clock()) * fraction)
 
 
-def _route(problem: Problem, carriage: Carriage, placement: Placement, strategy: str, solver: str, deadline: float) -> Routing:
+def _route(problem: Problem, carriage: Carriage, placement: Placement, strategy: str, solver: str, deadline: float,
+           base: RouteResult | None = None) -> Routing:
     flows, names = _flows(problem, carriage, placement)
     fab = fabric(problem.device)
     method = "ilp" if strategy == "ilp" else "greedy"
-    return route_flows(fab, flows, names, solver, max(0.5, deadline - clock()), method)
+    return route_flows(fab, flows, names, solver, max(0.5, deadline - clock()), method, base)
+
+
+Resources = tuple[Carriage, dict[str, BufferPlacement], dict[str, Coord], SolveInfo]
+
+
+def _feedback(problem: Problem, placement: Placement, info: SolveInfo, resources: Resources, solver: str,
+              deadline: float) -> tuple[Placement, SolveInfo, Resources, RouteResult | None, str]:
+    """Routing feedback into the ILP's placement, before the routing ILP.
+
+    The placement model bounds every column and row boundary as a whole, not each link: on a full array
+    (10 x 8 PLIO-fed cascade chains of 4 on xcvc1902) every link of a boundary can be needed and the
+    negotiated routing leave one link a channel short. Negotiated congestion is bounded by passes, so
+    the links it leaves over capacity are the same on every run and known in seconds, where the routing
+    ILP would search until its safety net. While it leaves links over capacity (at most
+    ``FEEDBACK_ROUNDS`` rounds), the boundary each such link crosses keeps that many more channels free
+    and the host ends and links are placed again by the model (``placement.keep_free``, warm started at
+    the last placement, cores held); the first placement whose negotiated routing is legal is routed.
+    When none is, or a round changes nothing, the ILP's own placement goes to the routing ILP as before.
+
+    Returns:
+        (placement, its SolveInfo, its resources, its negotiated routing for the router or None,
+        text for a fallback's message counting the rounds tried).
+    """
+    fab = fabric(problem.device)
+    log = SolveLog("placement")
+    reserve: dict[Boundary, int] = {}
+    rounds: list[str] = []
+    current, current_res, first = placement, resources, None
+    for _ in range(FEEDBACK_ROUNDS + 1):
+        flows, names = _flows(problem, current_res[0], current)
+        try:
+            base = first_pass(fab, flows, names, max(0.5, deadline - clock()), "ilp")
+        except PlanError:
+            break  # a cut proves it: the router says so again below
+        first = base if first is None else first
+        if base.legal:
+            if not rounds:
+                return placement, info, resources, base, ""
+            return current, _fed_info(problem, current, info, rounds), current_res, base, ""
+        if base.clocked or len(rounds) == FEEDBACK_ROUNDS:
+            break
+        over: dict[Boundary, tuple[int, list[str]]] = {}
+        for e, n in sorted(base.overflow.items()):
+            b = boundary_of(*fab.links[e])
+            seen = over.get(b, (0, []))
+            over[b] = (seen[0] + n, [*seen[1], describe(fab.links[e])])
+        for b, (n, _) in over.items():
+            reserve[b] = reserve.get(b, 0) + n
+        new = keep_free(problem, current, reserve, solver, _share(deadline, 0.1), log)
+        if new is None or new == current:
+            break
+        try:
+            new_res = _resources(problem, new, "ilp", solver, deadline)
+        except PlanError:
+            break
+        rounds.append("; ".join(
+            f"{', '.join(links)} over by {n} after negotiated congestion: {reserve[b]} channel(s) kept free on "
+            f"{describe_boundary(b)}" for b, (n, links) in over.items()))
+        current, current_res = new, new_res
+    tried = f" (negotiated congestion left it over capacity; {len(rounds)} round(s) of routing feedback did not help)"
+    return placement, info, resources, first, tried if first is not None and not first.legal else ""
+
+
+def _fed_info(problem: Problem, placement: Placement, info: SolveInfo, rounds: list[str]) -> SolveInfo:
+    """The SolveInfo of a placement from routing feedback: its objective, the gap against the ILP's bound
+    (a bound of the model without the kept channels holds with them too), the rounds in the message."""
+    obj = objective_of(problem, placement)
+    gap = None
+    if info.gap is not None and info.objective is not None:
+        bound = info.objective * (1.0 - info.gap)
+        gap = max(0.0, (obj - bound) / max(obj, 1e-9))
+    text = " | ".join(f"round {i + 1}: {r}" for i, r in enumerate(rounds))
+    message = f"routing feedback, {len(rounds)} round(s): {text}"
+    status = info.status if info.status not in ("optimal", "feasible") else ("optimal" if gap == 0.0 else "feasible")
+    return SolveInfo(info.method, status, 0.0, obj, gap, message if not info.message else f"{info.message}; {message}")
 
 
 def _assemble(

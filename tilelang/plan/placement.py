@@ -41,6 +41,7 @@ from tilelang.plan.greedy import core_fifos, greedy_placement, order_cores
 from tilelang.plan.placement_grid import deviation, grid_of, grid_start, tie_weight
 from tilelang.plan.placement_model import PlacementModel, build, crowded_shims, objective_of
 from tilelang.plan.problem import Problem
+from tilelang.plan.route_cuts import Boundary
 from tilelang.plan.solve import Solution, SolveLog, clock, solve_model
 
 #: Movable cores up to which the whole model is solved outright.
@@ -224,3 +225,27 @@ def place_ilp(problem: Problem, solver: str, time_limit: float, tie_break: bool 
     bound = _lower_bound(problem, greedy, solver, max(0.2, deadline - clock()), log)
     gap = None if bound is None else max(0.0, (obj - bound) / max(obj, 1e-9))
     return placed, log.info("ilp-neighbourhood", "feasible", obj, gap)
+
+
+def keep_free(problem: Problem, start: Placement, reserve: dict[Boundary, int], solver: str, seconds: float,
+              log: SolveLog) -> Placement | None:
+    """The routing feedback's re-solve: ``start``'s cores held, its host ends and links placed again by the model
+    with ``reserve`` channels kept free on those column and row boundaries (``PlacementModel.boundaries``),
+    warm started at ``start`` and bounded by ``EXACT_NODES`` like the other whole-array solves.
+
+    Args:
+        problem: the planning problem.
+        start: the placement that did not route.
+        reserve: channels to keep free per boundary (axis, outward, bound).
+        solver: "cbc" or "highs".
+        seconds: the safety net.
+        log: collects a safety net that fired or a solver that failed.
+
+    Returns:
+        The new placement, or None when the model has no answer (or its safety net fired).
+    """
+    model, sol = _solve(problem, lambda on: build(problem, start, frozenset(), None, None, on, reserve), solver,
+                        clock() + seconds, EXACT_NODES, log, "routing feedback ILP", _Links())
+    if not sol.values or sol.clocked or sol.objective is None:
+        return None
+    return model.result(sol.values)

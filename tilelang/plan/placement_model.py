@@ -99,10 +99,13 @@ class PlacementModel:
         start: the warm start (and the tiles of cores held fixed).
         movable: cores free to move (None: all unpinned cores).
         radius: a movable core only considers tiles this close to its start (None: all).
+        reserve: channels kept free on a column or row boundary (``boundaries``), by the routing feedback.
     """
 
-    def __init__(self, problem: Problem, start: Placement, movable: frozenset[str] | None, radius: int | None) -> None:
+    def __init__(self, problem: Problem, start: Placement, movable: frozenset[str] | None, radius: int | None,
+                 reserve: dict[Boundary, int] | None = None) -> None:
         self.p, self.dev, self.start = problem, problem.device, start
+        self.reserve = dict(reserve or {})
         self.prob = pulp.LpProblem("placement", pulp.LpMinimize)
         self.assign: dict[str, Choice] = {}
         self.shared: dict[str, object] = {}
@@ -374,8 +377,9 @@ class PlacementModel:
                     terms.setdefault(b, []).append(z)
                     fifos.setdefault(b, set()).add(f.name)
         for b in sorted(terms):
-            if load.load[b] + len(fifos[b]) > load.cap[b]:
-                self.prob += pulp.lpSum(terms[b]) <= load.cap[b] - load.load[b], f"cut_{b[0]}_{int(b[1])}_{b[2]}"
+            cap = load.cap[b] - self.reserve.get(b, 0)
+            if load.load[b] + len(fifos[b]) > cap:
+                self.prob += pulp.lpSum(terms[b]) <= cap - load.load[b], f"cut_{b[0]}_{int(b[1])}_{b[2]}"
 
     def result(self, values: dict[str, float]) -> Placement:
         """The placement a solution's values pick."""
@@ -391,14 +395,15 @@ class PlacementModel:
 
 
 def build(problem: Problem, start: Placement, movable: frozenset[str] | None = None, radius: int | None = None,
-          tie: tuple[dict[str, Coord], float] | None = None, links: bool = False) -> PlacementModel:
+          tie: tuple[dict[str, Coord], float] | None = None, links: bool = False,
+          reserve: dict[Boundary, int] | None = None) -> PlacementModel:
     """The placement model with every constraint family, warm-started at ``start``.
 
     ``tie`` = (logical grid, eps) adds the grid tie-break of ``placement_grid.py`` to the objective
     (``cost`` stays the primary objective alone); ``links`` adds the shims' array-link bound
-    (``PlacementModel.shim_links``).
+    (``PlacementModel.shim_links``); ``reserve`` keeps channels free on boundaries (``PlacementModel``).
     """
-    m = PlacementModel(problem, start, movable, radius)
+    m = PlacementModel(problem, start, movable, radius, reserve)
     m.one_core_per_tile()
     m.cascades()
     m.distances(weights(problem))

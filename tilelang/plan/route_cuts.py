@@ -69,10 +69,10 @@ class Cut:
 def _cuts(fab: Fabric) -> list[Cut]:
     dev = fab.device
     specs: list[tuple[str, bool, int, int, Coord | None]] = []
-    for axis, n, word, ways in ((0, dev.cols, "columns", ("eastward", "westward")), (1, dev.rows, "rows", ("northward", "southward"))):
+    for axis, n in ((0, dev.cols), (1, dev.rows)):
         for k in range(n - 1):
-            for way, outward in zip(ways, (True, False), strict=True):
-                specs.append((f"the boundary between {word} {k} and {k + 1}, {way}", outward, axis, k, None))
+            for outward in (True, False):
+                specs.append((describe_boundary((axis, outward, k)), outward, axis, k, None))
     for t in dev.tiles():
         specs.append((f"the links out of tile ({t[0]},{t[1]})", True, 0, 0, t))
         specs.append((f"the links into tile ({t[0]},{t[1]})", False, 0, 0, t))
@@ -171,6 +171,19 @@ def boundaries(flow: Flow) -> list[Boundary]:
     counts them): a tree from its source crosses every boundary between the source and its farthest
     destination on each side, once."""
     return [(axis, outward, k) for axis, outward, lo, hi in _spans(flow) for k in range(lo, hi)]
+
+
+def boundary_of(a: Coord, b: Coord) -> Boundary:
+    """The column or row boundary cut (with its direction) that the link ``a -> b`` between 4-neighbours crosses."""
+    axis = 0 if a[1] == b[1] else 1
+    return axis, b[axis] > a[axis], min(a[axis], b[axis])
+
+
+def describe_boundary(boundary: Boundary) -> str:
+    """How a message names a boundary cut and its direction (as :func:`worst_cut` does)."""
+    axis, outward, k = boundary
+    word, ways = ("columns", ("eastward", "westward")) if axis == 0 else ("rows", ("northward", "southward"))
+    return f"the boundary between {word} {k} and {k + 1}, {ways[0] if outward else ways[1]}"
 
 
 def _spans(flow: Flow) -> list[tuple[int, bool, int, int]]:

@@ -129,6 +129,33 @@ def _heuristic(fab: Fabric, flows: list[Flow], method: str, time_limit: float) -
     return negotiate(fab, flows, time_limit=time_limit * (0.3 if method == "ilp" else 1.0))
 
 
+def first_pass(fab: Fabric, flows: list[Flow], names: Sequence[str], time_limit: float = 60,
+               method: str = "ilp") -> RouteResult:
+    """The cut check and the heuristic routing :func:`route_flows` starts from (for "ilp": negotiated
+    congestion, the ILP's warm start). Its work is bounded by passes, so when it is not legal its
+    ``overflow`` names the same links on every run (unless ``clocked``: its safety net fired).
+
+    Args:
+        fab: the fabric.
+        flows: validated (source, dests) flows.
+        names: a name per flow, for messages.
+        time_limit: seconds for the whole routing (the heuristic's safety net is a share of it).
+        method: "ilp", "negotiated" or "greedy".
+
+    Returns:
+        The heuristic :class:`~tilelang.plan.negotiated.RouteResult`.
+
+    Raises:
+        PlanError: an unknown method, or a cut proves that no routing exists.
+    """
+    if method not in METHODS:
+        raise PlanError(f"unknown routing method {method!r}; use one of {list(METHODS)}")
+    short = worst_cut(fab, flows, names)
+    if short is not None:
+        raise PlanError(short)
+    return _heuristic(fab, flows, method, time_limit)
+
+
 def route_flows(
     fab: Fabric,
     flows: list[Flow],
@@ -136,6 +163,7 @@ def route_flows(
     solver: str = "cbc",
     time_limit: float = 60,
     method: str = "ilp",
+    base: RouteResult | None = None,
 ) -> Routing:
     """Route validated flows (the planner's entry point).
 
@@ -146,6 +174,7 @@ def route_flows(
         solver: "cbc" or "highs" (for the ILP).
         time_limit: seconds for the whole routing.
         method: "ilp", "negotiated" or "greedy".
+        base: :func:`first_pass` of these flows and method, if already made (it is not made again).
 
     Returns:
         The :class:`Routing`.
@@ -153,13 +182,9 @@ def route_flows(
     Raises:
         PlanError: no legal routing was found (naming the over-used link).
     """
-    if method not in METHODS:
-        raise PlanError(f"unknown routing method {method!r}; use one of {list(METHODS)}")
-    short = worst_cut(fab, flows, names)
-    if short is not None:
-        raise PlanError(short)
     start = clock()
-    base = _heuristic(fab, flows, method, time_limit)
+    if base is None:
+        base = first_pass(fab, flows, names, time_limit, method)
     if method != "ilp":
         log = SolveLog("routing")
         if base.clocked:
