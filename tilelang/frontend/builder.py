@@ -507,6 +507,7 @@ class DesignBuilder:
         self.kernels: dict[str, AnyKernel] = {}
         self.core: CoreBuilder | None = None
         self.names: set[str] = set()
+        self.checked: set[tuple] = set()  # host-move pattern checks passed (``ir.verify.check_pattern``)
 
     def fresh(self, prefix: str, name: str | None, loc: str | None) -> str:
         if name is not None:

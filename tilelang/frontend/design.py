@@ -199,7 +199,7 @@ def dma(src: object, dst: object, pattern: object = None, name: str | None = Non
         raise DesignError(located("a PLIO move feeds one fifo (one PL stream); give each fifo its own tl.dma", loc))
     mv = Dma(d.fresh("dma", name, loc), src_end, tuple(ends), pat, loc=loc, plio=width)
     for f in [e for e in [src, *dsts] if isinstance(e, FifoRef)]:
-        check_pattern(pat, tensor.decl, f.fifo, d.device, f"dma {mv.name!r}{at(loc)}")
+        check_pattern(pat, tensor.decl, f.fifo, d.device, f"dma {mv.name!r}{at(loc)}", d.checked)
     d.dmas.append(mv)
 
 
@@ -315,7 +315,7 @@ def design(fn: Callable | None = None, *, device: str | Device = "npu1"):
         if result is not None:
             raise DesignError(located(f"design {f.__name__!r} returns a value; designs describe moves, return nothing", loc))
         built = b.finish(loc)
-        verify_design(built)
+        verify_design(built, checked=b.checked)  # each move's pattern was checked at its tl.dma
         return built
 
     return wrap(fn) if fn is not None else wrap

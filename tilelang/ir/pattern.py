@@ -26,6 +26,27 @@ class AccessPattern:
     repeat_count: int = 1
 
     def __post_init__(self) -> None:
+        sizes, strides = self.sizes, self.strides
+        # Fast path (patterns are built by the thousand): plain tuples of plain ints need no conversion.
+        plain = type(sizes) is tuple and type(strides) is tuple and type(self.offset) is int \
+            and type(self.repeat_count) is int and all(type(x) is int for x in sizes) \
+            and all(type(x) is int for x in strides)
+        if not plain:
+            self._convert()
+            sizes, strides = self.sizes, self.strides
+        if len(sizes) != len(strides) or not sizes:
+            raise DesignError(f"pattern needs as many sizes as strides (at least one), got {sizes} and {strides}")
+        if min(sizes) <= 0:
+            raise DesignError(f"pattern sizes must be positive, got {sizes}")
+        if min(strides) < 0:
+            raise DesignError(f"pattern strides must be >= 0, got {strides}")
+        if self.offset < 0:
+            raise DesignError(f"pattern offset must be >= 0, got {self.offset}")
+        if self.repeat_count <= 0:
+            raise DesignError(f"pattern repeat must be positive, got {self.repeat_count}")
+
+    def _convert(self) -> None:
+        """Sizes and strides to tuples of Python ints (numpy integers accepted; bools and other types rejected)."""
         object.__setattr__(self, "sizes", tuple(self.sizes))
         object.__setattr__(self, "strides", tuple(self.strides))
         ints = (self.offset, self.repeat_count, *self.sizes, *self.strides)
@@ -33,16 +54,6 @@ class AccessPattern:
             raise DesignError(f"pattern fields must be ints: {self}")
         object.__setattr__(self, "sizes", tuple(int(s) for s in self.sizes))
         object.__setattr__(self, "strides", tuple(int(s) for s in self.strides))
-        if len(self.sizes) != len(self.strides) or not self.sizes:
-            raise DesignError(f"pattern needs as many sizes as strides (at least one), got {self.sizes} and {self.strides}")
-        if any(s <= 0 for s in self.sizes):
-            raise DesignError(f"pattern sizes must be positive, got {self.sizes}")
-        if any(s < 0 for s in self.strides):
-            raise DesignError(f"pattern strides must be >= 0, got {self.strides}")
-        if self.offset < 0:
-            raise DesignError(f"pattern offset must be >= 0, got {self.offset}")
-        if self.repeat_count <= 0:
-            raise DesignError(f"pattern repeat must be positive, got {self.repeat_count}")
 
     def repeat(self, n: int) -> AccessPattern:
         """This pattern walked ``n`` times over."""
@@ -73,6 +84,15 @@ class AccessPattern:
 
     def canonical(self) -> AccessPattern:
         """The same walk with size-1 dimensions dropped and contiguous ones merged."""
+        # Kept on the (frozen) pattern: verification and the shim-fitting ask for it several times per move.
+        cached = self.__dict__.get("_canonical")
+        if cached is None:
+            cached = self._merge()
+            object.__setattr__(cached, "_canonical", cached)  # merging again changes nothing
+            object.__setattr__(self, "_canonical", cached)
+        return cached
+
+    def _merge(self) -> AccessPattern:
         dims = [(n, s) for n, s in zip(self.sizes, self.strides, strict=True) if n != 1]
         merged: list[tuple[int, int]] = []
         for n, s in reversed(dims):

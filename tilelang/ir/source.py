@@ -10,12 +10,26 @@ from types import FrameType
 _PKG_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+#: co_filename -> whether it is outside the package (absolute names only: a relative one depends on the cwd).
+#: Every fifo and move of a design asks, walking the same few frames.
+_OUTSIDE: dict[str, bool] = {}
+
+
+def _outside(filename: str) -> bool:
+    hit = _OUTSIDE.get(filename)
+    if hit is None:
+        path = os.path.abspath(filename)
+        hit = not path.startswith(_PKG_ROOT + os.sep) and "importlib" not in path
+        if os.path.isabs(filename):
+            _OUTSIDE[filename] = hit
+    return hit
+
+
 def user_frame() -> FrameType | None:
     """The innermost stack frame outside the tilelang package."""
     frame = inspect.currentframe()
     while frame is not None:
-        path = os.path.abspath(frame.f_code.co_filename)
-        if not path.startswith(_PKG_ROOT + os.sep) and "importlib" not in path:
+        if _outside(frame.f_code.co_filename):
             return frame
         frame = frame.f_back
     return None
@@ -36,11 +50,22 @@ def definition_location(fn: Callable) -> str:
 
 
 def _short(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return rel if not rel.startswith("..") else path
+    key = (path, os.getcwd())
+    short = _SHORT.get(key)
+    if short is None:
+        try:
+            rel = os.path.relpath(path)
+        except ValueError:
+            rel = ".."
+        short = rel if not rel.startswith("..") else path
+        if len(_SHORT) > 4096:
+            _SHORT.clear()
+        _SHORT[key] = short
+    return short
+
+
+#: (path, cwd) -> ``_short(path)``; a design names the same few files thousands of times.
+_SHORT: dict[tuple[str, str], str] = {}
 
 
 def located(message: str, where: str | None) -> str:

@@ -112,20 +112,58 @@ def shim_pattern_dims(device: object) -> int:
     (AIE2: the host command's fourth, outermost dimension; AIE_FACTS.md
     "shim 3-d + repeat") one more dimension is free.
     """
+    return _per_device(device, "dims", _shim_pattern_dims)
+
+
+def _shim_pattern_dims(device: object) -> int:
     shims = [t for t in device.tiles("shim") if device.is_noc_shim(t)]  # type: ignore[attr-defined]
     shim = shims[0]
     extra = 1 if device.bd_field_bits(shim).get("iteration", 0) > 0 else 0  # type: ignore[attr-defined]
     return device.dma_dims(shim) + extra  # type: ignore[attr-defined]
 
 
+def _shim_word_bytes(device: object) -> int:
+    shim = next(t for t in device.tiles("shim") if device.is_noc_shim(t))  # type: ignore[attr-defined]
+    return device.dma_word_bytes(shim)  # type: ignore[attr-defined]
+
+
+#: (id(device), what) -> (device, value): facts derived from a device's (frozen) tables, asked for on
+#: every host move. The device is held so that its id is not reused while the entry lives.
+_DEVICE_FACTS: dict[tuple[int, str], tuple[object, int]] = {}
+
+
+def _per_device(device: object, what: str, derive) -> int:  # noqa: ANN001
+    hit = _DEVICE_FACTS.get((id(device), what))
+    if hit is not None and hit[0] is device:
+        return hit[1]
+    value = derive(device)
+    if len(_DEVICE_FACTS) > 256:
+        _DEVICE_FACTS.clear()
+    _DEVICE_FACTS[(id(device), what)] = (device, value)
+    return value
+
+
 def check_pattern(
-    pattern: AccessPattern, tensor: TensorDecl, fifo: Fifo, design_device: object, what: str
+    pattern: AccessPattern, tensor: TensorDecl, fifo: Fifo, design_device: object, what: str,
+    checked: set[tuple] | None = None,
 ) -> None:
     """A host move's pattern: inside the tensor, whole fifo elements, within the shim DMA's dimensions.
+
+    Args:
+        pattern: the move's pattern over ``tensor``.
+        tensor: the host tensor.
+        fifo: a fifo the move fills or drains.
+        design_device: the design's device.
+        what: names the move in errors.
+        checked: inputs that passed this check before (one design's build): identical inputs are not checked
+            again, and inputs that pass are added.
 
     Raises:
         DesignError: naming the move, the tensor and the limit broken.
     """
+    key = (pattern, tensor, fifo, id(design_device), what) if checked is not None else None
+    if key is not None and key in checked:  # type: ignore[operator]
+        return
     if tensor.dtype != fifo.elem.dtype:
         raise DesignError(
             f"{what}: tensor {tensor.name!r} holds {tensor.dtype} but fifo {fifo.name!r} holds {fifo.elem.dtype}"
@@ -144,13 +182,16 @@ def check_pattern(
     device = design_device
     _check_words(pattern, tensor, fifo, device, what)
     limit = shim_pattern_dims(device)
-    _check_zero_strides(pattern, what)
-    rank = len(_with_repeat(pattern)[0])
+    walk = _with_repeat(pattern)
+    _check_zero_strides(pattern, what, walk)
+    rank = len(walk[0])
     if rank > limit:
         raise DesignError(
             f"{what}: the pattern has {rank} dimensions after merging contiguous ones (a repeat counts as one), the shim DMA of "
             f"{device.name} supports {limit}; split the move into several tl.dma calls"  # type: ignore[attr-defined]
         )
+    if key is not None:
+        checked.add(key)  # type: ignore[union-attr]
 
 
 def _with_repeat(pattern: AccessPattern) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -165,13 +206,16 @@ def _with_repeat(pattern: AccessPattern) -> tuple[tuple[int, ...], tuple[int, ..
     return sizes, strides
 
 
-def _check_zero_strides(pattern: AccessPattern, what: str) -> None:
+def _check_zero_strides(pattern: AccessPattern, what: str,
+                        walk: tuple[tuple[int, ...], tuple[int, ...]] | None = None) -> None:
     """A pattern repeats (stride 0) only in its outermost dimension (``devices.dma_rules``).
+
+    ``walk``: ``_with_repeat(pattern)`` when the caller has it.
 
     Raises:
         DesignError: naming the move, the dimension and what to write instead.
     """
-    problem = zero_stride_problem(*_with_repeat(pattern))
+    problem = zero_stride_problem(*(walk if walk is not None else _with_repeat(pattern)))
     if problem:
         raise DesignError(f"{what}: pattern {pattern}: {problem}")
 
@@ -183,8 +227,7 @@ def _check_words(pattern: AccessPattern, tensor: TensorDecl, fifo: Fifo, device:
     (``Device.dma_word_bytes``), so a transfer of part of a word cannot be described
     to them; the emitter would fail on it, so it is rejected here, before planning.
     """
-    shim = next(t for t in device.tiles("shim") if device.is_noc_shim(t))  # type: ignore[attr-defined]
-    word = device.dma_word_bytes(shim)  # type: ignore[attr-defined]
+    word = _per_device(device, "word", _shim_word_bytes)
     nbytes = tensor.dtype.bytes
     per_word = max(1, word // nbytes)
     elem = fifo.elem.numel * nbytes
@@ -402,8 +445,13 @@ def check_locals(core: Core, kernels: dict[str, AnyKernel]) -> None:
 # -- whole design -----------------------------------------------------------------------
 
 
-def verify_design(design: Design) -> None:
+def verify_design(design: Design, *, checked: set[tuple] | None = None) -> None:
     """Check everything about ``design`` that does not need a plan.
+
+    Args:
+        design: the design.
+        checked: host-move pattern checks already passed while the design was built
+            (``check_pattern``'s ``checked``), so that each move's pattern is checked once.
 
     Raises:
         DesignError: naming the entity, what is wrong and what to do.
@@ -415,7 +463,7 @@ def verify_design(design: Design) -> None:
     _verify_cores(design, fifos, kernels)
     verify_cascades(design)
     for d in design.dmas:
-        _verify_dma(design, d, fifos, tensors)
+        _verify_dma(design, d, fifos, tensors, checked)
     _verify_plio(design)
     for ln in design.links:
         _verify_link(design, ln, fifos)
@@ -466,14 +514,15 @@ def _check_calls(core: Core, body: tuple[Stmt, ...], depth: int, fifos, kernels,
                     )
 
 
-def _verify_dma(design: Design, d: Dma, fifos: dict[str, Fifo], tensors: dict[str, TensorDecl]) -> None:
+def _verify_dma(design: Design, d: Dma, fifos: dict[str, Fifo], tensors: dict[str, TensorDecl],
+                checked: set[tuple] | None = None) -> None:
     what = f"dma {d.name!r}{at(d.loc)}"
     if d.tensor not in tensors:
         raise DesignError(f"{what}: unknown tensor {d.tensor!r}")
     for f in d.fifos:
         if f not in fifos:
             raise DesignError(f"{what}: unknown fifo {f!r}")
-        check_pattern(d.pattern, tensors[d.tensor], fifos[f], design.device, what)
+        check_pattern(d.pattern, tensors[d.tensor], fifos[f], design.device, what, checked)
     if len({fifos[f].elem for f in d.fifos}) > 1:
         raise DesignError(f"{what}: a broadcast needs fifos of one element type")
     if d.plio:
@@ -628,14 +677,15 @@ def _verify_read_write(design: Design) -> None:
     """
     import numpy as np
 
-    reads = [d for d in design.dmas if d.to_device]
+    reads: dict[str, list[Dma]] = defaultdict(list)  # tensor -> the moves reading it, in program order
+    for d in design.dmas:
+        if d.to_device:
+            reads[d.tensor].append(d)
     for w in design.dmas:
-        if w.to_device or not any(r.tensor == w.tensor for r in reads):
+        if w.to_device or w.tensor not in reads:
             continue  # (the element walk below costs time and memory in proportion to the move)
         written = _written(w.pattern)
-        for r in reads:
-            if r.tensor != w.tensor:
-                continue
+        for r in reads[w.tensor]:
             both = np.intersect1d(written, _written(r.pattern), assume_unique=True)
             if both.size:
                 raise DesignError(
