@@ -61,6 +61,15 @@ class AccessPattern:
             raise DesignError(f"repeat takes a positive int, got {n!r}")
         return replace(self, repeat_count=self.repeat_count * n)
 
+    def shifted(self, by: int) -> AccessPattern:
+        """The same walk starting ``by`` elements later (a canonical pattern stays canonical)."""
+        if by == 0:
+            return self
+        out = AccessPattern(self.offset + by, self.sizes, self.strides, self.repeat_count)
+        if self.__dict__.get("_canonical") is self:
+            object.__setattr__(out, "_canonical", out)
+        return out
+
     @property
     def numel(self) -> int:
         """Elements moved, repeats included."""

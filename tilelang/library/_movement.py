@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from tilelang.devices import Device
 from tilelang.errors import DesignError
@@ -134,18 +135,28 @@ def _fit(pat: AccessPattern, limits: ShimLimits, elem_bytes: int, elem_numel: in
     limit, each a whole number of fifo elements, when it is the one too big;
     otherwise into single steps, so that what is inside can be cut in turn.
     """
+    at_zero = _fit_at_zero(pat.sizes, pat.strides, pat.repeat_count, limits, elem_bytes, elem_numel)
+    return [p.shifted(pat.offset) for p in at_zero]
+
+
+@lru_cache(maxsize=4096)
+def _fit_at_zero(sizes: tuple[int, ...], strides: tuple[int, ...], repeat_count: int, limits: ShimLimits,
+                 elem_bytes: int, elem_numel: int) -> tuple[AccessPattern, ...]:
+    """:func:`_fit` of the walk starting at element 0. Where a walk starts changes no cut, only the
+    offsets, and a factory cuts many moves of one shape at different offsets."""
+    pat = AccessPattern(0, sizes, strides, repeat_count).canonical()
     if limits.fits(pat, elem_bytes) or (pat.rank == 1 and pat.repeat_count == 1):
-        return [pat]
+        return (pat,)
     if pat.repeat_count > 1:
         once = replace(pat, repeat_count=1)
-        return [p for _ in range(pat.repeat_count) for p in _fit(once, limits, elem_bytes, elem_numel)]
+        return tuple(p for _ in range(pat.repeat_count) for p in _fit(once, limits, elem_bytes, elem_numel))
     n, stride = pat.sizes[0], pat.strides[0]
     inner = math.prod(pat.sizes[1:])
     room = limits.wrap if pat.rank <= limits.dims or not limits.iterations else limits.iterations
     run = next((c for c in range(min(n - 1, room), 1, -1) if n % c == 0 and (c * inner) % elem_numel == 0), 1)
-    parts = [AccessPattern(pat.offset + i * stride, (run, *pat.sizes[1:]), (stride, *pat.strides[1:])).canonical()
+    parts = [AccessPattern(i * stride, (run, *pat.sizes[1:]), (stride, *pat.strides[1:])).canonical()
              for i in range(0, n, run)]
-    return [p for part in parts for p in _fit(part, limits, elem_bytes, elem_numel)]
+    return tuple(p for part in parts for p in _fit(part, limits, elem_bytes, elem_numel))
 
 
 def issue(moves: Sequence[Move], dev: Device) -> None:
