@@ -53,3 +53,25 @@ def test_pattern_fields_are_checked():
     with pytest.raises(tl.DesignError, match="tile shape \\(3,\\) does not divide the tensor shape \\(8,\\)"):
         tl.tiles((3,)).resolve((8,))
     assert tl.pattern(0, (4,), (2,)).repeat(3).numel == 12
+
+
+@settings(max_examples=100, deadline=None)
+@given(offset=st.integers(0, 5), by=st.integers(0, 7),
+       dims=st.lists(st.tuples(st.integers(1, 4), st.integers(0, 9)), min_size=1, max_size=4))
+def test_a_shifted_pattern_walks_the_same_elements_later_and_stays_canonical(offset, by, dims):
+    p = AccessPattern(offset, tuple(n for n, _ in dims), tuple(s for _, s in dims))
+    s = p.shifted(by)
+    np.testing.assert_array_equal(s.indices(), p.indices() + by)
+    c = p.canonical()
+    assert c.canonical() == c and p.canonical() is c  # idempotent, kept on the pattern
+    assert c.shifted(by).canonical() == AccessPattern(offset + by, c.sizes, c.strides)
+    assert s.canonical() == c.shifted(by)
+
+
+def test_pattern_fields_take_numpy_ints_as_ints_and_reject_bools():
+    p = tl.pattern(np.int64(2), [np.int32(4)], (np.int64(1),))
+    assert p == tl.pattern(2, (4,), (1,)) and type(p.sizes[0]) is int and type(p.strides[0]) is int
+    with pytest.raises(tl.DesignError, match="pattern fields must be ints"):
+        tl.pattern(0, (True,), (1,))
+    with pytest.raises(tl.DesignError, match="strides must be >= 0"):
+        tl.pattern(0, (4,), (-1,))
