@@ -71,3 +71,13 @@ def test_cut_moves_walk_the_same_elements_in_the_same_order(offset, repeat, wrap
     np.testing.assert_array_equal(walked, np.tile(pat.indices(), repeat))
     again = _fit(pat.shifted(5), limits, 4, 1)
     assert again == [p.shifted(5) for p in parts]
+
+
+@settings(max_examples=200, deadline=None)
+@given(offset=st.integers(0, 9), dims=st.lists(st.tuples(st.integers(1, 6), st.sampled_from([0, 1, 2, 3, 5, 8, 16, 30])),
+                                               min_size=1, max_size=5))
+def test_the_elements_a_move_writes_are_its_distinct_offsets_ascending(offset, dims):
+    from tilelang.ir.verify import _written
+
+    p = AccessPattern(offset, tuple(n for n, _ in dims), tuple(s for _, s in dims))
+    assert _written(p).tolist() == sorted(set(p.indices().tolist()))

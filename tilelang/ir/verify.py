@@ -696,9 +696,22 @@ def _verify_read_write(design: Design) -> None:
 
 
 def _written(pattern: AccessPattern):
-    """The distinct element offsets a pattern touches (repeats and zero strides add none)."""
+    """The distinct element offsets a pattern touches, ascending (repeats and zero strides add none)."""
     import numpy as np
 
+    dims = sorted((st, n) for n, st in zip(pattern.sizes, pattern.strides, strict=True) if st and n > 1)
+    reach = 0  # the farthest offset the dimensions of smaller strides reach
+    for st, n in dims:
+        if st <= reach:
+            break
+        reach += (n - 1) * st
+    else:
+        # Each stride steps past all the smaller ones reach: every offset is hit once, and walking the largest
+        # stride outermost visits them in ascending order, so no sorting or deduplicating is needed.
+        idx = np.asarray([pattern.offset], dtype=np.int64)
+        for st, n in reversed(dims):
+            idx = (idx[:, None] + np.arange(n, dtype=np.int64) * st).reshape(-1)
+        return idx
     idx = np.asarray([pattern.offset], dtype=np.int64)
     for n, st in zip(pattern.sizes, pattern.strides, strict=True):
         if st and n > 1:
