@@ -24,6 +24,10 @@ objective's optimum, and among tied placements prefers the one keeping the
 grid; the neighbourhood search also starts from the grid when that scores
 better than the greedy start.
 
+When the placement does not route, the planner's routing feedback (``driver._feedback``) calls
+``keep_free``: the host ends and links placed again, cores held, with channels kept free on the
+boundaries whose links negotiated congestion left over capacity.
+
 The time limit is only a safety net against a model too large to finish:
 when it fires (or a solver fails) the placement says so in its status
 ("time-limited", "error", with a message) and a PlanWarning is issued.
