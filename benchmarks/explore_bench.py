@@ -25,6 +25,11 @@ buffers C when that fits). Plans are greedy (``plan={"strategy": "greedy"}``): t
    so each is of one version of the code.
 5. Transfer (item 5): the npu2 search with and without ``warm_start=[the npu1 search of the same seed]``,
    counting the trials to reach within 2% of the npu2 optimum.
+6. The bounded sweep (``strategy="bound"``, budget the whole space) per space: the evaluations it needs
+   (served from the sweep's records) against the exhaustive sweep's, whether its best is the sweep's
+   optimum and it says so (``proven``), the seconds its bounds took (computed live: each a factory call, in
+   ``--workers`` child processes), and the skipped points whose recorded cycles are below their bound (a
+   bound that is not one; must be 0).
 
 Prints per space the table: best cycles found, the gap to the sweep's optimum, seeds within 2%, simulations
 used; then the transfer tables. Spaces whose sweep is not cached are skipped with a note.
@@ -225,6 +230,12 @@ def main(argv: list[str] | None = None) -> int:
                            ("softmax1024x512_npu1", "softmax1024x512_npu2")):
         if source in swept and target in swept:
             transfer(BENCHES[source], swept[source], BENCHES[target], swept[target])
+    print("the bounded sweep (strategy=\"bound\", budget: the whole space) against the exhaustive sweep")
+    print(f"{'space':<22} {'points':>6} {'evaluations':>11} {'share':>6} {'skipped':>7} {'best':>11} {'optimum':>8} "
+          f"{'proven':>6} {'bound s':>8} {'bound > cycles':>7}")
+    for name, results in swept.items():
+        print(bounded(BENCHES[name], results, args.workers), flush=True)
+    print()
     if "matmul1024_npu1" not in swept:
         return 1
     if args.live:
@@ -299,6 +310,34 @@ def compare(bench: Bench, results: dict[str, Any]) -> None:
     print(f"mean gap: explore {ge:.2%}, TPE alone {gt:.2%}, random {gr:.2%}; within 2% of the optimum: explore "
           f"{within}/{len(rows)} seeds, TPE alone {twithin}/{len(rows)}, random {rwithin}/{len(rows)}; "
           f"budget {budget} = {budget / len(sp):.1%} of the sweep's simulations\n")
+
+
+def bounded(bench: Bench, results: dict[str, Any], workers: int) -> str:
+    """One row: the bounded sweep of ``bench``'s space against its exhaustive sweep."""
+    sp = bench.build()
+    ids = [task_id(sp.arguments(k)[0]) for k in sp.keys()]
+    optimum = best_of([results[i] for i in ids])
+    replay = Replay(results)
+    ex = tl.explore(sp, budget=len(sp), strategy="bound", backend=replay, workers=workers)
+    wrong = 0
+    for s in ex.skipped:
+        r = results[task_id({**sp.fixed, **_nested(s["params"])})]
+        wrong += r["status"] == "ok" and r["metrics"]["cycles"] < s["bound"]
+    got = ex.best.cycles if ex.best is not None else math.inf
+    return (f"{bench.name:<22} {len(sp):>6} {replay.calls:>11} {replay.calls / len(sp):>6.1%} {len(ex.skipped):>7} "
+            f"{got:>11.0f} {str(got == optimum):>8} {str(ex.proven):>6} {ex.bound_seconds:>8.0f} {wrong:>7}")
+
+
+def _nested(params: dict[str, Any]) -> dict[str, Any]:
+    """Explored parameters as the factory's arguments (``tiling.m`` into ``tiling``), for :func:`task_id`."""
+    out: dict[str, Any] = {}
+    for name, v in params.items():
+        if "." in name:
+            outer, inner = name.split(".", 1)
+            out.setdefault(outer, {})[inner] = v
+        else:
+            out[name] = v
+    return out
 
 
 def first_within(ex: Any, optimum: float, tol: float = 0.02) -> int | None:

@@ -34,6 +34,10 @@ def add_parser(sub: Any) -> None:
     x.add_argument("--out", default="explore", help="directory for convergence.png and pareto.png")
     x.add_argument("--top", type=int, default=20, help="rows of the final table")
     x.add_argument("--json", action="store_true", help="print the trials as JSON")
+    x.add_argument("--strategy", choices=["sample", "bound"], default="sample",
+                   help="sample: the prior's best points, then Optuna's TPE; bound: every point in the prior's "
+                   "order, skipping those whose lower bound on cycles is no better than the best found (with a "
+                   "budget covering the space, the best is then the optimum)")
     x.add_argument("--warm-start", action="append", default=[], metavar="FILE.json",
                    help="a search of the same factory on another device (its --json output) to start from; "
                    "repeatable")
@@ -59,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     warm = [_load_exploration(Path(f)) for f in args.warm_start] or None
     ex = tl.explore(space, budget=args.budget, objective=args.objective, seed=args.seed, backend=args.backend,
                     workers=args.workers, storage=args.storage, time_limit=args.time_limit,
-                    address=args.address, progress=progress, warm_start=warm)
+                    address=args.address, progress=progress, warm_start=warm, strategy=args.strategy)
     if tty:
         sys.stderr.write("\n")
     plots = _plots(ex, Path(args.out), args.objective)

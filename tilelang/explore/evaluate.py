@@ -48,7 +48,7 @@ def evaluate(factory: Callable[..., Any], kwargs: dict[str, Any], plan_options: 
     stage = "design_error"
     metrics: dict[str, Any] = {}
     try:
-        with _quiet():
+        with quiet():
             design = factory(**kwargs)
             if not isinstance(design, Design):
                 raise DesignError(f"the factory returned {type(design).__name__}, not a Design")
@@ -80,7 +80,7 @@ def _status(e: TileLangError, stage: str) -> str:
 
 
 @contextlib.contextmanager
-def _quiet() -> Iterator[None]:
+def quiet() -> Iterator[None]:
     """Standard output (file descriptor 1, where solver libraries print banners) to /dev/null."""
     import sys
 
@@ -152,10 +152,10 @@ def ideal_core_cycles(design: Any) -> float:
 # -- children ----------------------------------------------------------------------------
 
 
-def _child(conn: Connection, task: Task) -> None:
+def _child(conn: Connection, task: Task, job: Callable[..., dict[str, Any]]) -> None:
     os.setpgrp()  # its own process group: a timeout kills the planner's solver children too
     try:
-        conn.send(evaluate(*task))
+        conn.send(job(*task))
     finally:
         conn.close()
 
@@ -167,8 +167,10 @@ def timeout_result(limit: float) -> dict[str, Any]:
                      f"raise time_limit to evaluate this point)"}
 
 
-def run_children(tasks: Sequence[Task], workers: int, time_limit: float | None) -> list[dict[str, Any]]:
-    """Evaluate ``tasks``, at most ``workers`` at a time, each in a forked child; results in task order."""
+def run_children(tasks: Sequence[Task], workers: int, time_limit: float | None,
+                 job: Callable[..., dict[str, Any]] = evaluate) -> list[dict[str, Any]]:
+    """Run ``job(*task)`` (default :func:`evaluate`) for each of ``tasks``, at most ``workers`` at a time,
+    each in a forked child; results in task order (a task past ``time_limit``: :func:`timeout_result`)."""
     ctx = multiprocessing.get_context("fork")
     results: list[dict[str, Any] | None] = [None] * len(tasks)
     running: dict[Connection, tuple[int, Any, float]] = {}
@@ -176,7 +178,7 @@ def run_children(tasks: Sequence[Task], workers: int, time_limit: float | None) 
     while nxt < len(tasks) or running:
         while nxt < len(tasks) and len(running) < workers:
             recv, send = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_child, args=(send, tasks[nxt]), daemon=False)
+            proc = ctx.Process(target=_child, args=(send, tasks[nxt], job), daemon=False)
             proc.start()
             send.close()
             running[recv] = (nxt, proc, time.monotonic())

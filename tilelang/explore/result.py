@@ -108,6 +108,12 @@ class Exploration:
         evaluated: evaluations run by this call (less than ``len(trials)`` when resumed).
         seconds: wall seconds of this call.
         fixed: the space's fixed arguments (the rest of each point, for ``warm_start``).
+        strategy: "sample" or "bound" (``tl.explore``'s strategy).
+        skipped: (strategy "bound") the points never evaluated because their lower bound on cycles was no
+            better than the best found, each ``{"params": ..., "bound": cycles}``.
+        proven: (strategy "bound") whether every point was evaluated or skipped, so that :attr:`best` is
+            the space's optimum (None for strategy "sample").
+        bound_seconds: wall seconds spent computing bounds (strategy "bound").
     """
 
     trials: list[Trial]
@@ -119,6 +125,10 @@ class Exploration:
     evaluated: int = 0
     seconds: float = 0.0
     fixed: dict[str, Any] | None = None
+    strategy: str = "sample"
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    proven: bool | None = None
+    bound_seconds: float = 0.0
 
     @property
     def ok_trials(self) -> list[Trial]:
@@ -186,10 +196,16 @@ class Exploration:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(self.counts().items()))
         lines.append(f"{len(self.trials)} trials of {self.space_size} points ({counts}); "
                      f"{self.evaluated} evaluated in {self.seconds:.1f} s on {self.backend}")
+        if self.strategy == "bound":
+            verdict = ("every point was evaluated or bounded: the best is the space's optimum" if self.proven else
+                       "not every point was evaluated or bounded (budget, or a timeout): the best is not proven")
+            lines.append(f"bounded sweep: {len(self.skipped)} points skipped by their lower bound "
+                         f"({self.bound_seconds:.1f} s computing bounds); {verdict}")
         spent = {k: sum(t.metrics.get(k) or 0.0 for t in self.trials) for k in ("plan_seconds", "sim_seconds")}
         if spent["plan_seconds"] or spent["sim_seconds"]:  # (trials recorded without the split show none)
+            greedy = ((self.fixed or {}).get("plan") or {}).get("strategy") == "greedy"
             hint = ("; the greedy planner is faster: fixed={'plan': {'strategy': 'greedy'}}"
-                    if spent["plan_seconds"] > spent["sim_seconds"] else "")
+                    if spent["plan_seconds"] > spent["sim_seconds"] and not greedy else "")
             lines.append(f"trials spent {spent['plan_seconds']:.1f} s planning and {spent['sim_seconds']:.1f} s "
                          f"simulating{hint}")
         return "\n".join(lines)
@@ -203,6 +219,8 @@ class Exploration:
             "backend": self.backend, "evaluated": self.evaluated, "seconds": self.seconds,
             "best": best.number if best is not None else None,
             "fixed": _jsonable(self.fixed) if self.fixed is not None else None,
+            "strategy": self.strategy, "proven": self.proven, "bound_seconds": self.bound_seconds,
+            "skipped": [{"params": _jsonable(x["params"]), "bound": x["bound"]} for x in self.skipped],
             "trials": [t.to_dict() for t in self.trials],
         }, indent=1)
 
@@ -234,7 +252,11 @@ class Exploration:
             fixed = record.get("fixed")
             return cls(trials, str(record["objective"]), int(record["space_size"]), int(record["budget"]),
                        int(record["seed"]), str(record["backend"]), int(record.get("evaluated", 0)),
-                       float(record.get("seconds", 0.0)), fixed=_unjson(fixed) if fixed is not None else None)
+                       float(record.get("seconds", 0.0)), fixed=_unjson(fixed) if fixed is not None else None,
+                       strategy=str(record.get("strategy", "sample")),
+                       skipped=[{"params": _unjson(x["params"]), "bound": int(x["bound"])}
+                                for x in record.get("skipped", [])],
+                       proven=record.get("proven"), bound_seconds=float(record.get("bound_seconds", 0.0)))
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise TileLangError(f"{where}: not an exploration written by tl.explore's to_json "
                                 f"({type(e).__name__}: {e})") from None

@@ -62,7 +62,7 @@ Progress = Callable[[int, int, "float | None"], None]
 def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int = 0, backend: Any = "local",
             workers: int | None = None, storage: str | None = None, time_limit: float | None = None,
             address: str | None = None, progress: Progress | None = None, prior: bool = True,
-            warm_start: Sequence[Exploration] | None = None) -> Exploration:
+            warm_start: Sequence[Exploration] | None = None, strategy: str = "sample") -> Exploration:
     """Search a space for the point with the best objective (API.md "Explore").
 
     Args:
@@ -86,6 +86,10 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
         warm_start: explorations of spaces of the same factory on other devices (each space
             fixing its ``device``): their trials, with each device's features, fit the surrogate
             that picks this search's first points (docs/explore.md "Transfer across devices").
+        strategy: "sample" (the prior's best points, then Optuna's TPE sampler), or "bound" (objective
+            "cycles" only): every point in the prior's order, skipping each point whose lower bound on
+            cycles (``tilelang.explore.bound``) is no better than the best found so far; when the budget
+            covers the space, the best trial is then the space's optimum (``Exploration.proven``).
 
     Returns:
         The :class:`Exploration`. Failed points are trials with their status and message;
@@ -95,6 +99,7 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
         TileLangError: bad arguments, an empty space, or a backend that is not installed.
     """
     _check(space, budget, objective, seed, workers, time_limit)
+    _check_strategy(strategy, objective, warm_start)
     warm = _warm_observations(warm_start, objective)
     optuna = _optuna()
     t0 = time.perf_counter()
@@ -116,9 +121,19 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
                                 load_if_exists=True)
     trials, done = _resume(optuna, study, space)
     warm_n = min(want, max(1, math.ceil(want * PRIOR_SHARE)))
-    if not study.trials and warm is None:
+    if not study.trials and warm is None and strategy == "sample":
         for k in order[: min(len(order), warm_n)]:
             study.enqueue_trial(dict(zip(names, k, strict=True)), user_attrs={"source": "prior"})
+    if strategy == "bound":
+        try:
+            sweep = _BoundSweep(space, order, estimates, workers, time_limit)
+            evaluated = sweep.run(optuna, study, dists, runner, trials, done, want, progress, objective)
+        finally:
+            close()
+        return Exploration(trials, objective, len(keys), budget, seed, backend_name, evaluated,
+                           time.perf_counter() - t0, fixed=dict(space.fixed), strategy=strategy,
+                           skipped=sweep.skipped(done), proven=sweep.proven(done),
+                           bound_seconds=sweep.seconds)
     features = _point_features(space, estimates) if warm is not None else {}
     evaluated = 0
     try:
@@ -133,14 +148,7 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
                 for k, source in [*((k, "prior") for k in ranked), *((k, "transfer") for k in picks)]:
                     study.enqueue_trial(dict(zip(names, k, strict=True)), user_attrs={"source": source})
             batch = _ask(optuna, study, dists, names, space, done, fallback, n)
-            results = _evaluate(runner, space, [k for _, k, _ in batch])
-            for (ft, key, source), res in zip(batch, results, strict=True):
-                trial = Trial(number=len(trials), params=space.point(key), status=res["status"],
-                              cycles=res["metrics"].get("cycles") if res["status"] == "ok" else None,
-                              error=res["error"], metrics=res["metrics"], prior=estimates.get(key), source=source)
-                _tell(optuna, study, ft, trial, key, objective)
-                trials.append(trial)
-                done[key] = trial
+            _record(optuna, study, space, batch, runner, trials, done, estimates, objective)
             evaluated += len(batch)
             if progress is not None:
                 ex = Exploration(trials, objective, len(keys), budget, seed, backend_name)
@@ -150,6 +158,152 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
         close()
     return Exploration(trials, objective, len(keys), budget, seed, backend_name, evaluated,
                        time.perf_counter() - t0, fixed=dict(space.fixed))
+
+
+def _record(optuna: Any, study: Any, space: Space, batch: list[tuple[Any, Key, str]],
+            runner: Callable[[list[Task]], list[dict]], trials: list[Trial], done: dict[Key, Trial],
+            estimates: dict[Key, float | None], objective: str) -> None:
+    """Evaluate a batch of asked points and record each as a trial (in the study too), in the order asked."""
+    results = _evaluate(runner, space, [k for _, k, _ in batch])
+    for (ft, key, source), res in zip(batch, results, strict=True):
+        trial = Trial(number=len(trials), params=space.point(key), status=res["status"],
+                      cycles=res["metrics"].get("cycles") if res["status"] == "ok" else None,
+                      error=res["error"], metrics=res["metrics"], prior=estimates.get(key), source=source)
+        _tell(optuna, study, ft, trial, key, objective)
+        trials.append(trial)
+        done[key] = trial
+
+
+#: Points whose lower bounds are computed together (in child processes) as the bounded sweep reaches them.
+BOUND_CHUNK = 16
+#: The strategies of ``tl.explore``.
+STRATEGIES = ("sample", "bound")
+
+
+def _check_strategy(strategy: str, objective: str, warm_start: Sequence[Exploration] | None) -> None:
+    if strategy not in STRATEGIES:
+        raise TileLangError(f"explore: strategy must be one of {STRATEGIES}, got {strategy!r}")
+    if strategy == "bound" and objective != "cycles":
+        raise TileLangError(f'explore: strategy="bound" bounds cycles only; objective {objective!r} has no bound '
+                            f'(use strategy="sample")')
+    if strategy == "bound" and warm_start is not None:
+        raise TileLangError('explore: strategy="bound" takes no warm_start (it orders points by the prior, '
+                            'then by their bound)')
+
+
+class _BoundSweep:
+    """``strategy="bound"``: the points in order (the prior's estimate, then the points it does not estimate
+    by their bound), each evaluated unless its lower bound on cycles is at least the best found so far.
+
+    The best only falls, so a point skipped once stays no better than the final best. Bounds are computed
+    as the sweep reaches the points, :data:`BOUND_CHUNK` at a time, each in a child process (the factory is
+    the user's: ``time_limit`` applies, and a point whose bound fails is evaluated like any other).
+    """
+
+    def __init__(self, space: Space, order: list[Key], estimates: dict[Key, float | None], workers: int | None,
+                 time_limit: float | None) -> None:
+        self.space = space
+        self.estimates = estimates
+        self.order = list(order)
+        self.rest: list[Key] | None = [k for k in space.keys() if estimates.get(k) is None]
+        self.bounds: dict[Key, int | None] = {}
+        self.skip: dict[Key, int] = {}
+        self.workers = workers or os.cpu_count() or 1
+        self.time_limit = time_limit
+        self.pos = 0
+        self.seconds = 0.0
+
+    def _compute(self, keys: Sequence[Key]) -> None:
+        """The bounds of ``keys`` (those not known yet), split over the workers, one child process each."""
+        from tilelang.explore.bound import points_bounds
+
+        todo = [k for k in keys if k not in self.bounds]
+        if not todo:
+            return
+        points: list[tuple[Callable[..., Any], dict[str, Any]]] = []
+        for k in todo:
+            try:
+                points.append((self.space.factory, self.space.arguments(k)[0]))
+            except TileLangError:
+                points.append((_no_design, {}))
+        n = min(self.workers, len(points))
+        parts = [points[i::n] for i in range(n)]
+        limit = self.time_limit * max(len(p) for p in parts) if self.time_limit is not None else None
+        t0 = time.perf_counter()
+        results = run_children([(p,) for p in parts], n, limit, job=points_bounds)
+        self.seconds += time.perf_counter() - t0
+        for i, r in enumerate(results):  # a part past its time limit: no bounds (its points are evaluated)
+            for k, b in zip(todo[i::n], r.get("bounds") or [None] * len(parts[i]), strict=True):
+                self.bounds[k] = b
+
+    def _next(self, n: int, done: dict[Key, Trial], best: float) -> list[Key]:
+        out: list[Key] = []
+        while len(out) < n:
+            if self.pos >= len(self.order):
+                if self.rest is None:
+                    break
+                rest, self.rest = [k for k in self.rest if k not in done], None
+                self._compute(rest)
+                self.order += sorted(rest, key=lambda k: (self.bounds[k] is None, self.bounds[k] or 0, k))
+                continue
+            k = self.order[self.pos]
+            if k not in self.bounds and k not in done:
+                self._compute([x for x in self.order[self.pos: self.pos + BOUND_CHUNK] if x not in done])
+            self.pos += 1
+            if k in done:
+                continue
+            b = self.bounds[k]
+            if b is not None and b >= best:
+                self.skip[k] = b
+                continue
+            out.append(k)
+        return out
+
+    def run(self, optuna: Any, study: Any, dists: dict, runner: Callable[[list[Task]], list[dict]],
+            trials: list[Trial], done: dict[Key, Trial], want: int, progress: Progress | None, objective: str) -> int:
+        """Evaluate up to ``want`` trials in all; returns the evaluations run."""
+        names = self.space.names
+        evaluated = 0
+        while len(done) < want:
+            best = min((t.cycles for t in done.values() if t.ok and t.cycles is not None), default=math.inf)
+            keys = self._next(min(BATCH, want - len(done)), done, best)
+            if not keys:
+                break
+            batch = []
+            for k in keys:
+                source = "prior" if self.estimates.get(k) is not None else "bound"
+                batch.append((_ask_exact(optuna, study, dists, names, k, source), k, source))
+            _record(optuna, study, self.space, batch, runner, trials, done, self.estimates, objective)
+            evaluated += len(batch)
+            if progress is not None:
+                ok = [t.cycles for t in done.values() if t.ok and t.cycles is not None]
+                progress(len(done), want, min(ok) if ok else None)
+        return evaluated
+
+    def skipped(self, done: dict[Key, Trial]) -> list[dict[str, Any]]:
+        """The points skipped by their bound (never evaluated), in sweep order."""
+        return [{"params": self.space.point(k), "bound": b} for k, b in self.skip.items() if k not in done]
+
+    def proven(self, done: dict[Key, Trial]) -> bool:
+        """Whether every point was evaluated (none stopped by the time limit) or skipped by its bound."""
+        if any(t.status == "timeout" for t in done.values()):
+            return False
+        return all(k in done or k in self.skip for k in self.space.keys())
+
+
+def _no_design() -> None:
+    """A task for a point whose arguments cannot be formed: its bound fails (the trial records why)."""
+    raise TileLangError("the point's arguments cannot be formed")
+
+
+def _ask_exact(optuna: Any, study: Any, dists: dict, names: list[str], key: Key, source: str) -> Any:
+    """A study trial for exactly ``key`` (trials an earlier run left waiting in the study are failed first)."""
+    study.enqueue_trial(dict(zip(names, key, strict=True)), user_attrs={"source": source})
+    while True:
+        ft = study.ask(dists)
+        if tuple(ft.params[name] for name in names) == key:
+            return ft
+        study.tell(ft, state=optuna.trial.TrialState.FAIL)
 
 
 def _warm_observations(warm_start: Sequence[Exploration] | None, objective: str) -> list[Any] | None:
