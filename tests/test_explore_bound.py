@@ -167,3 +167,17 @@ def test_bad_strategy_arguments_are_named(kwargs: dict, words: str) -> None:
 
 def test_skipped_bounds_are_finite_ints(swept: tl.Exploration) -> None:
     assert all(isinstance(s["bound"], int) and math.isfinite(s["bound"]) for s in swept.skipped)
+
+
+def test_cli_bounded_sweep(tmp_path: Path, capsys) -> None:  # noqa: ANN001 - pytest's fixture
+    from tilelang.cli import main as cli_main
+
+    code = cli_main(["explore", "library:matmul", "--fixed", "M=64", "--fixed", "K=64", "--fixed", "N=64",
+                     "--fixed", "in_dtype=bf16", "--fixed", "plan.strategy=greedy", "--param", "tiling.m=16,32",
+                     "--param", "tiling.k=32", "--param", "tiling.n=32", "--param", "cores=1x1,2x2",
+                     "--budget", "4", "--strategy", "bound", "--workers", "2", "--out", str(tmp_path), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    record = json.loads(out)
+    assert record["strategy"] == "bound" and record["proven"] is True
+    assert len(record["trials"]) + len(record["skipped"]) == 4
