@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import tilelang as tl
-from tilelang.explore.bound import cycles_lower_bound, lower_bound, transfer_lower_bound
+from tilelang.explore.bound import cycles_lower_bound, lower_bound, stream_lower_bound, transfer_lower_bound
 from tilelang.explore.evaluate import evaluate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
@@ -53,8 +53,9 @@ QUICK_ILP = {"vector_scalar_mul", "gemm_single_core", "matmul 256^3 bf16 whole a
 def test_no_simulation_ends_before_the_bound(name: str, make) -> None:  # noqa: ANN001 - a thunk
     d = make()
     bound = lower_bound(d)
-    assert bound == max(cycles_lower_bound(d), transfer_lower_bound(d))
-    assert cycles_lower_bound(d) > 0 and transfer_lower_bound(d) > 0, name  # every design calls and moves
+    assert bound == max(cycles_lower_bound(d), transfer_lower_bound(d), stream_lower_bound(d))
+    # every design calls kernels, moves host data and streams into its cores
+    assert cycles_lower_bound(d) > 0 and transfer_lower_bound(d) > 0 and stream_lower_bound(d) > 0, name
     # the bound takes no plan: two planners' plans of the same design (the ILP's only where it is quick)
     for strategy in ("greedy", "ilp") if name in QUICK_ILP else ("greedy",):
         cycles = tl.simulate(tl.plan(d, strategy=strategy), mode="timing").cycles

@@ -13,7 +13,9 @@ whose transfers, one per element, run one after another, each at least ``transfe
 rate the simulator can give it: the stream width, the PL I/O rate of a PLIO move, and for a move from or to
 DDR the rate its bursts in flight allow for the move's contiguous runs (``Ddr.cost``); routes shared with
 other flows only slow it. And every DDR transfer reserves the one DDR's time for its charged bytes in turn
-(``Ddr.reserve``), so the run lasts at least all of them. The simulator's own functions price each term.
+(``Ddr.reserve``), so the run lasts at least all of them. Likewise every streamed fifo a core reads (from a
+memtile link, or broadcast): its flow delivers at least the elements the core releases, one transfer after
+another at the stream width. The simulator's own functions price each term.
 
 ``tl.explore(..., strategy="bound")`` skips the points whose bound is no better than the best simulated so
 far (docs/explore.md "The bounded sweep").
@@ -103,10 +105,52 @@ def transfer_lower_bound(design: Any) -> int:
     return max(max(busy.values(), default=0), math.ceil(charged / ddr.bytes_per_cycle))
 
 
+def stream_lower_bound(design: Any) -> int:
+    """The least cycles the streams into the cores take: the busiest streamed fifo a core reads.
+
+    A fifo is carried in shared memory only from one core to one other core (``tilelang/plan/carriage.py``);
+    every other fifo a core reads is one flow whose transfers, one per element, run one after another at
+    most at the stream width. It delivers at least every element a reading core releases.
+
+    Args:
+        design: a :class:`~tilelang.ir.design.Design`.
+
+    Returns:
+        The bound (0 when no core reads a streamed fifo).
+    """
+    from simulator.cost import stream_bytes_per_cycle, transfer_cycles
+    from tilelang.ir.design import Loop, Port, Release
+    from tilelang.ir.verify import fifo_ends
+
+    released: dict[tuple[str, str], int] = {}
+
+    def walk(body: Sequence[Any], times: int, core: str) -> None:
+        for s in body:
+            if isinstance(s, Loop):
+                walk(s.body, times * s.trip_count, core)
+            elif isinstance(s, Release) and s.port is Port.CONSUME:
+                released[(core, s.fifo)] = released.get((core, s.fifo), 0) + times * s.n
+
+    for c in design.cores:
+        walk(c.body, 1, f"core:{c.name}")
+    rate = stream_bytes_per_cycle(design.device)
+    busiest = 0
+    for name, ends in fifo_ends(design).items():
+        core_to_core = (len(ends.producers) == 1 and ends.producers[0].startswith("core:")
+                        and len(ends.consumers) == 1 and ends.consumers[0].startswith("core:"))
+        if core_to_core:  # may be carried in shared memory: no transfer at all
+            continue
+        n = max((released.get((c, name), 0) for c in ends.consumers if c.startswith("core:")), default=0)
+        if n:
+            busiest = max(busiest, n * transfer_cycles(design.fifo(name).elem.nbytes, rate))
+    return busiest
+
+
 def lower_bound(design: Any) -> int:
-    """The larger of :func:`cycles_lower_bound` (the cores' calls) and :func:`transfer_lower_bound` (the
-    host moves): no simulation of ``design`` takes fewer cycles."""
-    return max(cycles_lower_bound(design), transfer_lower_bound(design))
+    """The largest of :func:`cycles_lower_bound` (the cores' calls), :func:`transfer_lower_bound` (the host
+    moves) and :func:`stream_lower_bound` (the streams the cores read): no simulation of ``design`` takes
+    fewer cycles."""
+    return max(cycles_lower_bound(design), transfer_lower_bound(design), stream_lower_bound(design))
 
 
 def point_bound(factory: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -136,4 +180,5 @@ def points_bounds(points: Sequence[tuple[Callable[..., Any], dict[str, Any]]]) -
     return {"bounds": [point_bound(factory, kwargs)["bound"] for factory, kwargs in points]}
 
 
-__all__ = ["cycles_lower_bound", "lower_bound", "point_bound", "points_bounds", "transfer_lower_bound"]
+__all__ = ["cycles_lower_bound", "lower_bound", "point_bound", "points_bounds", "stream_lower_bound",
+           "transfer_lower_bound"]
