@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simulator.bound import floor
 from simulator.cost import kernel_cycles
 from simulator.result import UTILISATION
 from tilelang.errors import SimulationError
@@ -73,6 +74,8 @@ class Explanation:
         verdict: one line: what bounds the run and by how much.
         device_peak: every call's MACs over the device's MAC capacity in the run (None: no MACs known).
         kernel_peak: the path core's main kernel alone, % of MAC peak as a fraction (None: no MACs).
+        floor: cycles no run of the design can beat, from the design alone (``simulator.bound.floor``).
+        floor_cause: what sets the floor, in words.
     """
 
     cycles: int
@@ -82,6 +85,8 @@ class Explanation:
     verdict: str
     device_peak: float | None
     kernel_peak: float | None
+    floor: int = 0
+    floor_cause: str = ""
 
     def share(self, cause: str) -> int:
         """Cycles of the shares whose cause starts with ``cause``."""
@@ -96,6 +101,9 @@ class Explanation:
             lines.append(f"  {s.cause:<34} {s.cycles:>12} {s.cycles / total:>7.1%}  {s.detail}")
         peak = "no MACs" if self.device_peak is None else f"{self.device_peak:.1%} of device MAC peak"
         lines += ["", f"verdict: {self.verdict}", f"design: {peak}"]
+        if self.floor:
+            lines.append(f"floor: {self.floor} cycles ({self.floor_cause}); the run is "
+                         f"{self.cycles / self.floor:.2f}x its floor")
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -144,8 +152,9 @@ def explain(result: object, plan: Plan) -> Explanation:
         raise SimulationError(f"the critical path's shares add up to {sum(s.cycles for s in shares)}, "
                               f"not the run's {cycles} cycles")
     device_peak = _device_peak(plan, cycles)
+    fl = floor(plan.design)
     return Explanation(cycles, result.seconds, path, tuple(shares),  # type: ignore[attr-defined]
-                       _verdict(shares, cycles, kernel_peak, path), device_peak, kernel_peak)
+                       _verdict(shares, cycles, kernel_peak, path), device_peak, kernel_peak, fl.cycles, fl.cause)
 
 
 # -- the path ----------------------------------------------------------------------------

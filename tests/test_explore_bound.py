@@ -1,4 +1,4 @@
-"""The lower bound on cycles (tilelang.explore.bound) and tl.explore's bounded sweep (strategy="bound").
+"""The floor of a design (simulator.bound) and tl.explore's bounded sweep (strategy="bound").
 
 The bound is checked against the simulator's own runs (no run may end before it), and the bounded sweep's best
 against the brute-force best of every point of the space, each evaluated as a trial evaluates it.
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import tilelang as tl
-from tilelang.explore.bound import cycles_lower_bound, lower_bound, stream_lower_bound, transfer_lower_bound
+from simulator.bound import floor, lower_bound
 from tilelang.explore.evaluate import evaluate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
@@ -52,10 +52,12 @@ QUICK_ILP = {"vector_scalar_mul", "gemm_single_core", "matmul 256^3 bf16 whole a
 @pytest.mark.parametrize("name,make", _designs(), ids=[n for n, _ in _designs()])
 def test_no_simulation_ends_before_the_bound(name: str, make) -> None:  # noqa: ANN001 - a thunk
     d = make()
+    f = floor(d)
     bound = lower_bound(d)
-    assert bound == max(cycles_lower_bound(d), transfer_lower_bound(d), stream_lower_bound(d))
-    # every design calls kernels, moves host data and streams into its cores
-    assert cycles_lower_bound(d) > 0 and transfer_lower_bound(d) > 0 and stream_lower_bound(d) > 0, name
+    assert bound == f.cycles == max(f.terms.values())
+    # every design calls kernels, moves host data and streams into its cores; all but the PLIO one use DDR
+    assert f.terms["calls"] > 0 and f.terms["host fifo"] > 0 and f.terms["stream"] > 0, name
+    assert (f.terms["ddr"] == 0) == ("plio" in name), name
     # the bound takes no plan: two planners' plans of the same design (the ILP's only where it is quick)
     for strategy in ("greedy", "ilp") if name in QUICK_ILP else ("greedy",):
         cycles = tl.simulate(tl.plan(d, strategy=strategy), mode="timing").cycles
@@ -182,3 +184,12 @@ def test_cli_bounded_sweep(tmp_path: Path, capsys) -> None:  # noqa: ANN001 - py
     record = json.loads(out)
     assert record["strategy"] == "bound" and record["proven"] is True
     assert len(record["trials"]) + len(record["skipped"]) == 4
+
+
+def test_explain_shows_the_run_against_its_floor() -> None:
+    d = designs.gemm_single_core()
+    res = tl.simulate(tl.plan(d, strategy="greedy"), mode="timing")
+    ex = res.explain()
+    f = floor(d)
+    assert ex.floor == f.cycles and ex.floor_cause == f.cause and 0 < ex.floor <= ex.cycles
+    assert f"floor: {f.cycles} cycles ({f.cause})" in ex.text()

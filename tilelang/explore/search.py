@@ -88,7 +88,7 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
             that picks this search's first points (docs/explore.md "Transfer across devices").
         strategy: "sample" (the prior's best points, then Optuna's TPE sampler), or "bound" (objective
             "cycles" only): every point in the prior's order, skipping each point whose lower bound on
-            cycles (``tilelang.explore.bound``) is no better than the best found so far; when the budget
+            cycles (its floor, ``simulator.bound``) is no better than the best found so far; when the budget
             covers the space, the best trial is then the space's optimum (``Exploration.proven``).
 
     Returns:

@@ -1,0 +1,154 @@
+"""The floor of a design: cycles no simulation of it can beat, from the design alone (no plan, no run).
+
+Four terms, each a sum the simulator cannot shorten:
+
+- **calls**: a core runs its kernel calls one after another, and the simulator never gives a call fewer
+  cycles than the cost model prices it alone (``kernel_cycles``, ``CallTiming.alone``): its parameters'
+  banks can only raise the call's bound, the DMA's bank accesses only extend a running call
+  (``contention.py``), a cascade call ends no earlier than its own compute, an extern kernel takes its
+  declared cycles (one whose cycles are a function of its arguments counts 0). The busiest core's sum.
+- **host fifo**: every fifo with a host end is one flow through a shim (``build.py``), whose transfers, one
+  per element, run one after another, each at least ``transfer_cycles`` at the fastest rate the simulator
+  can give it: the stream width, a PLIO move's PL rate, and for a move from or to DDR the rate its bursts in
+  flight allow for the move's contiguous runs (``Ddr.cost``); a route shared with other flows only slows it.
+- **DDR**: every DDR transfer reserves the one DDR's time for its charged bytes in turn (``Ddr.reserve``).
+- **stream**: a fifo is carried in shared memory only from one core to one other core
+  (``tilelang/plan/carriage.py``); every other fifo a core reads is one flow delivering at least the
+  elements the core releases, one transfer after another at the stream width.
+
+The simulator's own functions price each term. ``tl.explore(..., strategy="bound")`` skips points whose
+floor is no better than the best simulated (docs/explore.md "The bounded sweep"); ``explain()`` shows a
+run against its floor.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from simulator.cost import kernel_cycles, stream_bytes_per_cycle, transfer_cycles
+from simulator.host import contiguous_run
+from simulator.memory import Ddr
+from tilelang.ir.design import Call, Design, Loop, Port, Release
+from tilelang.ir.kernel import Kernel
+from tilelang.ir.verify import fifo_ends
+
+
+@dataclass(frozen=True)
+class Floor:
+    """A design's floor: the largest of the four terms (module docstring).
+
+    Attributes:
+        cycles: no simulation of the design takes fewer.
+        cause: the term that sets it, in words ("core worker's kernel calls, each at its cost alone", ...).
+        terms: every term's cycles: "calls", "host fifo", "ddr", "stream".
+    """
+
+    cycles: int
+    cause: str
+    terms: dict[str, int]
+
+
+def floor(design: Design) -> Floor:
+    """The design's floor (see the module docstring).
+
+    Args:
+        design: the design.
+
+    Returns:
+        The :class:`Floor`; a design without calls or moves has a floor of 0 cycles.
+    """
+    terms = [_calls(design), *_host(design), _streams(design)]
+    cycles, cause = max(terms, key=lambda t: t[0])  # (the first of equals: calls, host fifo, DDR, stream)
+    names = ("calls", "host fifo", "ddr", "stream")
+    return Floor(cycles, cause if cycles else "nothing to do", {n: t[0] for n, t in zip(names, terms, strict=True)})
+
+
+def lower_bound(design: Design) -> int:
+    """``floor(design).cycles``: no simulation of ``design`` takes fewer cycles."""
+    return floor(design).cycles
+
+
+def _calls(design: Design) -> tuple[int, str]:
+    dev = design.device
+    kernels = {k.name: k for k in design.kernels}
+    per_call: dict[str, int] = {}
+
+    def call_cycles(name: str) -> int:
+        got = per_call.get(name)
+        if got is None:
+            k = kernels[name]
+            if isinstance(k, Kernel):
+                got = kernel_cycles(k, dev)
+            else:  # an extern kernel: its declared cycles when they do not depend on the arguments
+                got = k.cycles if isinstance(k.cycles, int) else 0
+            per_call[name] = got
+        return got
+
+    def walk(body: Sequence[Any]) -> int:
+        total = 0
+        for s in body:
+            if isinstance(s, Call):
+                total += call_cycles(s.kernel)
+            elif isinstance(s, Loop):
+                total += s.trip_count * walk(s.body)
+        return total
+
+    best = max(((walk(c.body), c.name) for c in design.cores), default=(0, ""))
+    return best[0], f"core {best[1]}'s kernel calls, each at its cost alone"
+
+
+def _host(design: Design) -> tuple[tuple[int, str], tuple[int, str]]:
+    """(the busiest host fifo's transfers, DDR's time for every host burst)."""
+    dev = design.device
+    ddr = Ddr.for_device(dev)
+    stream = stream_bytes_per_cycle(dev)
+    busy: dict[str, int] = {}
+    charged = 0.0
+    for d in design.dmas:
+        for name in d.fifos:
+            elem = design.fifo(name).elem
+            n = d.pattern.numel // elem.numel
+            plio = design.plio_of(name)
+            if plio:
+                rate = min(stream, dev.plio_bytes_per_cycle(plio))
+            else:
+                run = contiguous_run(d.pattern) * (elem.nbytes // elem.numel)
+                per_transfer, limit = ddr.cost(elem.nbytes, run)
+                rate = min(stream, dev.shim_bandwidth_bytes_per_cycle(), limit)
+                charged += n * per_transfer
+            busy[name] = busy.get(name, 0) + n * transfer_cycles(elem.nbytes, rate)
+    fifo = max(busy, key=busy.__getitem__, default="")  # (the first of equals in the design's order)
+    return ((busy.get(fifo, 0), f"fifo {fifo}'s host transfers, one after another at their fastest rate"),
+            (math.ceil(charged / ddr.bytes_per_cycle), "DDR's time for every host transfer's bursts"))
+
+
+def _streams(design: Design) -> tuple[int, str]:
+    released: dict[tuple[str, str], int] = {}
+
+    def walk(body: Sequence[Any], times: int, core: str) -> None:
+        for s in body:
+            if isinstance(s, Loop):
+                walk(s.body, times * s.trip_count, core)
+            elif isinstance(s, Release) and s.port is Port.CONSUME:
+                released[(core, s.fifo)] = released.get((core, s.fifo), 0) + times * s.n
+
+    for c in design.cores:
+        walk(c.body, 1, f"core:{c.name}")
+    rate = stream_bytes_per_cycle(design.device)
+    best, which = 0, ""
+    for name, ends in fifo_ends(design).items():
+        core_to_core = (len(ends.producers) == 1 and ends.producers[0].startswith("core:")
+                        and len(ends.consumers) == 1 and ends.consumers[0].startswith("core:"))
+        if core_to_core:  # may be carried in shared memory: no transfer at all
+            continue
+        n = max((released.get((c, name), 0) for c in ends.consumers if c.startswith("core:")), default=0)
+        cycles = n * transfer_cycles(design.fifo(name).elem.nbytes, rate) if n else 0
+        if cycles > best:
+            best, which = cycles, name
+    return best, f"fifo {which}'s transfers into its core(s), one after another at the stream width"
+
+
+__all__ = ["Floor", "floor", "lower_bound"]
