@@ -193,3 +193,11 @@ def test_explain_shows_the_run_against_its_floor() -> None:
     f = floor(d)
     assert ex.floor == f.cycles and ex.floor_cause == f.cause and 0 < ex.floor <= ex.cycles
     assert f"floor: {f.cycles} cycles ({f.cause})" in ex.text()
+
+
+def test_simulate_json_carries_the_floor(capsys) -> None:  # noqa: ANN001 - pytest's fixture
+    from tilelang.cli import main as cli_main
+
+    assert cli_main(["simulate", str(Path(__file__).resolve().parents[1] / "examples" / "vmul.py"), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert 0 < record["explain"]["floor"] <= record["cycles"] and "host transfers" in record["explain"]["floor_cause"]

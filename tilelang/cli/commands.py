@@ -220,6 +220,7 @@ def _explained(res: object) -> dict | None:
         return None
     ex = res.explain()  # type: ignore[attr-defined]
     return {"path": ex.path, "verdict": ex.verdict, "device_peak": ex.device_peak, "kernel_peak": ex.kernel_peak,
+            "floor": ex.floor, "floor_cause": ex.floor_cause,
             "shares": [{"cause": s.cause, "cycles": s.cycles, "detail": s.detail} for s in ex.shares]}
 
 
