@@ -26,10 +26,12 @@ buffers C when that fits). Plans are greedy (``plan={"strategy": "greedy"}``): t
 5. Transfer (item 5): the npu2 search with and without ``warm_start=[the npu1 search of the same seed]``,
    counting the trials to reach within 2% of the npu2 optimum.
 6. The bounded sweep (``strategy="bound"``, budget the whole space) per space: the evaluations it needs
-   (served from the sweep's records) against the exhaustive sweep's, whether its best is the sweep's
-   optimum and it says so (``proven``), the seconds its bounds took (computed live: each a factory call, in
-   ``--workers`` child processes), and the skipped points whose recorded cycles are below their bound (a
-   bound that is not one; must be 0).
+   (served from the sweep's records) against the exhaustive sweep's, how many of them got past the factory
+   (``planned``: the others are points whose design fails, a factory call each), whether its best is the sweep's
+   optimum and it says so (``proven``), the minutes of evaluation its trials took when swept (``eval min``,
+   from the records) against the whole sweep's (``all min``), the seconds its bounds took (computed live:
+   each a factory call, in ``--workers`` child processes), and the skipped points whose recorded cycles are
+   below their bound (a bound that is not one; must be 0).
 
 Prints per space the table: best cycles found, the gap to the sweep's optimum, seeds within 2%, simulations
 used; then the transfer tables. Spaces whose sweep is not cached are skipped with a note.
@@ -231,8 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         if source in swept and target in swept:
             transfer(BENCHES[source], swept[source], BENCHES[target], swept[target])
     print("the bounded sweep (strategy=\"bound\", budget: the whole space) against the exhaustive sweep")
-    print(f"{'space':<22} {'points':>6} {'evaluations':>11} {'share':>6} {'skipped':>7} {'best':>11} {'optimum':>8} "
-          f"{'proven':>6} {'bound s':>8} {'bound > cycles':>7}")
+    print(f"{'space':<22} {'points':>6} {'evaluations':>11} {'planned':>7} {'skipped':>7} {'best':>11} {'optimum':>8} "
+          f"{'proven':>6} {'eval min':>7} {'all min':>7} {'bound s':>8} {'bound > cycles':>7}")
     for name, results in swept.items():
         print(bounded(BENCHES[name], results, args.workers), flush=True)
     print()
@@ -324,8 +326,12 @@ def bounded(bench: Bench, results: dict[str, Any], workers: int) -> str:
         r = results[task_id({**sp.fixed, **_nested(s["params"])})]
         wrong += r["status"] == "ok" and r["metrics"]["cycles"] < s["bound"]
     got = ex.best.cycles if ex.best is not None else math.inf
-    return (f"{bench.name:<22} {len(sp):>6} {replay.calls:>11} {replay.calls / len(sp):>6.1%} {len(ex.skipped):>7} "
-            f"{got:>11.0f} {str(got == optimum):>8} {str(ex.proven):>6} {ex.bound_seconds:>8.0f} {wrong:>7}")
+    spent = sum(t.metrics.get("wall_seconds", 0.0) for t in ex.trials) / 60
+    everything = sum(results[i]["metrics"].get("wall_seconds", 0.0) for i in ids) / 60
+    planned = sum(t.status != "design_error" for t in ex.trials)  # past the factory: planned, and simulated if ok
+    return (f"{bench.name:<22} {len(sp):>6} {replay.calls:>11} {planned:>7} {len(ex.skipped):>7} "
+            f"{got:>11.0f} {str(got == optimum):>8} {str(ex.proven):>6} {spent:>7.1f} {everything:>7.1f} "
+            f"{ex.bound_seconds:>8.0f} {wrong:>7}")
 
 
 def _nested(params: dict[str, Any]) -> dict[str, Any]:
