@@ -201,3 +201,21 @@ def test_simulate_json_carries_the_floor(capsys) -> None:  # noqa: ANN001 - pyte
     assert cli_main(["simulate", str(Path(__file__).resolve().parents[1] / "examples" / "vmul.py"), "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert 0 < record["explain"]["floor"] <= record["cycles"] and "host transfers" in record["explain"]["floor_cause"]
+
+
+def _slow_factory(n: int, device: str = "npu1") -> object:
+    if n == 2:
+        import time
+
+        time.sleep(60)
+    return tl.library.elementwise("add", 1024 * n, device=device)
+
+
+def test_a_factory_that_hangs_is_stopped_by_the_time_limit() -> None:
+    sp = tl.Space(_slow_factory, params={"n": [1, 2]}, fixed={"plan": {"strategy": "greedy"}})
+    ex = tl.explore(sp, budget=2, strategy="bound", workers=2, time_limit=3)
+    hung = [t for t in ex.trials if t.params["n"] == 2]
+    # its floor timed out (no floor: the point is evaluated), then its evaluation did
+    assert len(hung) == 1 and hung[0].status == "timeout"
+    assert ex.best is not None and ex.best.params["n"] == 1
+    assert ex.proven is False  # a point stopped by the time limit proves nothing
