@@ -29,7 +29,9 @@ class Trial:
             wall_seconds, and design/plan/sim seconds.
         prior: the analytic estimate of its cycles (None where the factory has no model).
         source: "prior" (enqueued by its estimate), "sampler" or "fallback" (the sampler only
-            proposed evaluated points, so the next unevaluated one was taken).
+            proposed evaluated points, so the next unevaluated one was taken), "transfer" (picked
+            by the warm start's surrogate), or "bound" (the bounded sweep's points without an
+            estimate, taken in the order of their floors).
     """
 
     number: int
