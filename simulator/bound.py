@@ -24,14 +24,12 @@ run against its floor.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from simulator.cost import kernel_cycles, stream_bytes_per_cycle, transfer_cycles
 from simulator.host import contiguous_run
 from simulator.memory import Ddr
-from tilelang.ir.design import Call, Design, Loop, Port, Release
+from tilelang.ir.design import Design, call_counts, released
 from tilelang.ir.kernel import Kernel
 from tilelang.ir.verify import fifo_ends
 
@@ -73,30 +71,14 @@ def lower_bound(design: Design) -> int:
 
 def _calls(design: Design) -> tuple[int, str]:
     dev = design.device
-    kernels = {k.name: k for k in design.kernels}
     per_call: dict[str, int] = {}
-
-    def call_cycles(name: str) -> int:
-        got = per_call.get(name)
-        if got is None:
-            k = kernels[name]
-            if isinstance(k, Kernel):
-                got = kernel_cycles(k, dev)
-            else:  # an extern kernel: its declared cycles when they do not depend on the arguments
-                got = k.cycles if isinstance(k.cycles, int) else 0
-            per_call[name] = got
-        return got
-
-    def walk(body: Sequence[Any]) -> int:
-        total = 0
-        for s in body:
-            if isinstance(s, Call):
-                total += call_cycles(s.kernel)
-            elif isinstance(s, Loop):
-                total += s.trip_count * walk(s.body)
-        return total
-
-    best = max(((walk(c.body), c.name) for c in design.cores), default=(0, ""))
+    for k in design.kernels:
+        if isinstance(k, Kernel):
+            per_call[k.name] = kernel_cycles(k, dev)
+        else:  # an extern kernel: its declared cycles when they do not depend on the arguments
+            per_call[k.name] = k.cycles if isinstance(k.cycles, int) else 0
+    best = max(((sum(n * per_call[name] for name, n in call_counts(c.body).items()), c.name) for c in design.cores),
+               default=(0, ""))
     return best[0], f"core {best[1]}'s kernel calls, each at its cost alone"
 
 
@@ -126,25 +108,15 @@ def _host(design: Design) -> tuple[tuple[int, str], tuple[int, str]]:
 
 
 def _streams(design: Design) -> tuple[int, str]:
-    released: dict[tuple[str, str], int] = {}
-
-    def walk(body: Sequence[Any], times: int, core: str) -> None:
-        for s in body:
-            if isinstance(s, Loop):
-                walk(s.body, times * s.trip_count, core)
-            elif isinstance(s, Release) and s.port is Port.CONSUME:
-                released[(core, s.fifo)] = released.get((core, s.fifo), 0) + times * s.n
-
-    for c in design.cores:
-        walk(c.body, 1, f"core:{c.name}")
     rate = stream_bytes_per_cycle(design.device)
+    cores = {f"core:{c.name}": c for c in design.cores}
     best, which = 0, ""
     for name, ends in fifo_ends(design).items():
-        core_to_core = (len(ends.producers) == 1 and ends.producers[0].startswith("core:")
-                        and len(ends.consumers) == 1 and ends.consumers[0].startswith("core:"))
+        core_to_core = (len(ends.producers) == 1 and ends.producers[0] in cores
+                        and len(ends.consumers) == 1 and ends.consumers[0] in cores)
         if core_to_core:  # may be carried in shared memory: no transfer at all
             continue
-        n = max((released.get((c, name), 0) for c in ends.consumers if c.startswith("core:")), default=0)
+        n = max((released(cores[c].body, name) for c in ends.consumers if c in cores), default=0)
         cycles = n * transfer_cycles(design.fifo(name).elem.nbytes, rate) if n else 0
         if cycles > best:
             best, which = cycles, name

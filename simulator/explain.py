@@ -37,7 +37,7 @@ from simulator.bound import floor
 from simulator.cost import kernel_cycles
 from simulator.result import UTILISATION
 from tilelang.errors import SimulationError
-from tilelang.ir.design import Call, Core, Loop, Stmt
+from tilelang.ir.design import Core, call_counts
 from tilelang.ir.kernel import Kernel, OpKind
 from tilelang.ir.plan import Plan
 
@@ -345,17 +345,6 @@ def kernel_mac_cycles(kernel: Kernel, device: object) -> float:
         elif op.kind is OpKind.MUL and op.type is not None:
             total += op.type.numel / device.macs_per_cycle(op.type.dtype)  # type: ignore[attr-defined]
     return total
-
-
-def call_counts(body: tuple[Stmt, ...], times: int = 1, out: dict[str, int] | None = None) -> dict[str, int]:
-    """Calls per kernel name a core body makes (its loops have constant bounds)."""
-    out = {} if out is None else out
-    for s in body:
-        if isinstance(s, Call):
-            out[s.kernel] = out.get(s.kernel, 0) + times
-        elif isinstance(s, Loop):
-            call_counts(s.body, times * len(range(s.start, s.stop, s.step)), out)
-    return out
 
 
 def _kernels(plan: Plan) -> dict[str, object]:

@@ -121,7 +121,7 @@ def ideal_core_cycles(design: Any) -> float:
     The calls of each kernel are counted through the cores' static loops; a matmul of an
     ``m x k`` by a ``k x n`` tile is ``m k n`` MACs at ``Device.macs_per_cycle`` of its input dtype.
     """
-    from tilelang.ir.design import Call, Loop
+    from tilelang.ir.design import call_counts
     from tilelang.ir.kernel import Kernel, OpKind
 
     dev = design.device
@@ -136,17 +136,7 @@ def ideal_core_cycles(design: Any) -> float:
                 rate = dev.macs_per_cycle(op.operands[0].type.dtype)
                 total += m * kk * n / rate if rate else 0.0
         per_call[k.name] = total
-
-    def walk(body: Sequence[Any], times: int) -> float:
-        out = 0.0
-        for s in body:
-            if isinstance(s, Loop):
-                out += walk(s.body, times * len(range(s.start, s.stop, s.step)))
-            elif isinstance(s, Call):
-                out += times * per_call.get(s.kernel, 0.0)
-        return out
-
-    return sum(walk(c.body, 1) for c in design.cores)
+    return sum(n * per_call.get(name, 0.0) for c in design.cores for name, n in call_counts(c.body).items())
 
 
 # -- children ----------------------------------------------------------------------------

@@ -132,7 +132,7 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
             close()
         return Exploration(trials, objective, len(keys), budget, seed, backend_name, evaluated,
                            time.perf_counter() - t0, fixed=dict(space.fixed), strategy=strategy,
-                           skipped=sweep.skipped(done), proven=sweep.proven(done),
+                           skipped=sweep.skipped(), proven=sweep.proven(done),
                            bound_seconds=sweep.seconds)
     features = _point_features(space, estimates) if warm is not None else {}
     evaluated = 0
@@ -280,9 +280,9 @@ class _BoundSweep:
                 progress(len(done), want, min(ok) if ok else None)
         return evaluated
 
-    def skipped(self, done: dict[Key, Trial]) -> list[dict[str, Any]]:
+    def skipped(self) -> list[dict[str, Any]]:
         """The points skipped by their bound (never evaluated), in sweep order."""
-        return [{"params": self.space.point(k), "bound": b} for k, b in self.skip.items() if k not in done]
+        return [{"params": self.space.point(k), "bound": b} for k, b in self.skip.items()]
 
     def proven(self, done: dict[Key, Trial]) -> bool:
         """Whether every point was evaluated (none stopped by the time limit) or skipped by its bound."""

@@ -291,6 +291,17 @@ def walk(body: tuple[Stmt, ...]):
             yield from walk(s.body)
 
 
+def call_counts(body: tuple[Stmt, ...], times: int = 1, out: dict[str, int] | None = None) -> dict[str, int]:
+    """Calls per kernel name that ``times`` runs of ``body`` make (loops multiplied out)."""
+    out = {} if out is None else out
+    for s in body:
+        if isinstance(s, Call):
+            out[s.kernel] = out.get(s.kernel, 0) + times
+        elif isinstance(s, Loop):
+            call_counts(s.body, times * s.trip_count, out)
+    return out
+
+
 def released(body: tuple[Stmt, ...], fifo: str) -> int:
     """Elements of ``fifo`` that one run of ``body`` gives back (loops multiplied out)."""
     n = 0
