@@ -40,8 +40,6 @@ from tilelang.devices.costs import (  # the shared, cited constants; re-exported
 from tilelang.errors import SimulationError
 from tilelang.ir.kernel import AnyKernel, ExternKernel
 from tilelang.ir.kernel_cost import (  # the kernel cost model, shared with the planner's bank chooser
-    EXP_VECTOR_OPS,
-    FDIV_VECTOR_OPS,
     IDIV_SCALAR_CYCLES,
     CallTiming,
     OpContext,
@@ -54,7 +52,7 @@ from tilelang.ir.kernel_cost import (  # the kernel cost model, shared with the 
 
 __all__ = [
     "BANK_BYTES_PER_CYCLE", "BD_SETUP_CYCLES", "CALL_OVERHEAD", "DDR_BYTES_PER_SECOND", "DISPATCH_SECONDS",
-    "DMA_ACCESS_BYTES", "EXP_VECTOR_OPS", "FDIV_VECTOR_OPS", "IDIV_SCALAR_CYCLES", "LOAD_BYTES_PER_CYCLE",
+    "DMA_ACCESS_BYTES", "IDIV_SCALAR_CYCLES", "LOAD_BYTES_PER_CYCLE",
     "MATMUL_BLOCK_OVERHEAD", "MATMUL_REG_BLOCK", "STORE_BYTES_PER_CYCLE", "SWITCH_LATENCY", "CallTiming",
     "OpContext", "Slots", "call_timing", "ddr_bytes_per_cycle", "describe", "dispatch_cycles", "host_sequence_cycles",
     "extern_cycles", "flow_latency", "impl", "intrinsic_shape", "kernel_cycles", "kernel_slots",
@@ -135,5 +133,6 @@ def describe(kernel: AnyKernel, device: Device) -> str:
     if isinstance(kernel, ExternKernel):
         return f"{kernel.name}: extern, declared cycles"
     s = kernel_slots(kernel, device)
+    scalar = f", scalar {s.scalar:.0f}" if s.scalar else ""  # only float division uses the scalar unit
     return (f"{kernel.name}: {CALL_OVERHEAD + s.cycles()} cycles = overhead {CALL_OVERHEAD} + fixed {s.fixed:.0f} + "
-            f"max(load {s.load:.0f}, store {s.store:.0f}, vector {s.vector:.0f}, mac {s.mac:.0f})")
+            f"max(load {s.load:.0f}, store {s.store:.0f}, vector {s.vector:.0f}, mac {s.mac:.0f}{scalar})")

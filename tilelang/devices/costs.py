@@ -13,11 +13,20 @@ Sources (short names used in the comments):
   [UG1079] AI Engine kernel guide.
   [UG1603] AI Engine-ML kernel and graph programming guide.
   [AM020]  AIE-ML architecture manual.
+  [AM009]  AI Engine (AIE1) architecture manual.
+  [UG1079] AI Engine kernel coding guide (AIE1): "Floating-Point Operations".
+  [UG1529] AI Engine API user guide.
+  [MA]     Xilinx/mlir-aie sources, the file named (instructions counted per vector).
+  [XD100]  Vitis Tutorials: AI Engine Development, the AIE-ML softmax tutorial's
+           "AI Engine Implementation" section (architecture statements only; its
+           cycle counts are validation figures, benchmarks/accuracy.py).
 Constants marked "fitted" are set from the figure named and are therefore not
 validated by it (docs/simulator.md, accuracy table, says which figures test).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 #: Bytes the load units move per cycle: [F] "Loads/stores: 2 x 256-bit loads and
 #: 1 x 256-bit store per cycle (AIE-ML)"; [UG1079] the same for AIE1.
@@ -85,3 +94,139 @@ def intrinsic_shape(macs: float) -> tuple[int, int, int]:
     if int(macs) in known and float(int(macs)) == macs:
         return known[int(macs)]
     return 4, max(1, round(macs / 16)), 4
+
+
+@dataclass(frozen=True)
+class FloatUnit:
+    """What the kernel cost model knows of one architecture's floating-point vector work.
+
+    Counts are instructions per group of ``lanes`` elements; each issues in one
+    cycle of its VLIW slot (the vector slot, or the multiplier's, or both on one
+    slot where ``shared_issue``).
+
+    Attributes:
+        lanes: fp32 lanes of one float add, subtract or multiply (bf16 arithmetic
+            runs in fp32 accumulators where the architecture has them).
+        latency: cycles from a float vector op's issue until a dependent op can use
+            its result; the steps of a reduction tree each wait this long.
+        shared_issue: float multiplies and other vector ops share one issue slot.
+        bf16_convert_ops: ops to move one vector of bf16 into, or out of, the fp32
+            accumulators (0 where bf16 is not computed in accumulators).
+        f32_mul_ops: multiplier ops per f32 multiply (more than 1 where emulated).
+        exp_vector_ops: vector-slot ops of ``exp``.
+        exp_mul_ops: multiplier ops of ``exp``.
+        exp_load_cycles: load-unit cycles of ``exp`` (table lookups).
+        inv_issue: scalar-unit cycles one float reciprocal occupies.
+        inv_latency: cycles until a reciprocal's result can be used.
+    """
+
+    lanes: int
+    latency: int
+    shared_issue: bool
+    bf16_convert_ops: int
+    f32_mul_ops: int
+    exp_vector_ops: int
+    exp_mul_ops: int
+    exp_load_cycles: float
+    inv_issue: int
+    inv_latency: int
+
+
+#: Cycles of the shift (lane move) of one reduction-tree step, before its add or max.
+#: Estimate, unconfirmed: no latency figure for the shuffle was found; one cycle taken.
+SHUFFLE_LATENCY = 1
+
+#: AIE1 (xcvc1902).
+AIE1_FLOAT = FloatUnit(
+    # [AM009] "Floating-Point Vector Unit": "eight lanes of single-precision floating-point
+    # multiplication and accumulation"; [UG1079] the same.
+    lanes=8,
+    # Derived: [AM009] the float pipeline after the permute stage is FPMPY ("a three-cycle
+    # latency and a one-cycle throughput"), FPSGN (one stage) and a "two-stage accumulator
+    # unit called FPACC": 3 + 1 + 2 = 6 cycles before a result can be read back.
+    latency=6,
+    # [AM009] "only one vector instruction per cycle can be done in fixed-point or floating-point".
+    shared_issue=True,
+    bf16_convert_ops=0,  # no bf16 datapath on AIE1 (aie1.py AIE1_MACS)
+    f32_mul_ops=1,  # native fp32 multiplier ([AM009] FPMPY)
+    # No exp instruction ([UG1079] "Floating-Point Operations": scalar hardware is sqrt, invsqrt,
+    # inverse, abs, min, max) and no lookup-table hardware ([UG1529] "Lookup Tables": "only available
+    # from AIE-ML"), so exp is a range reduction plus polynomial. Counted on [MA]
+    # aie_kernels/aie2p/exp2_poly.h, its generic (Horner) branch, and its caller
+    # aie_kernels/aie2p/bf16_exp.cc: x * log2(e) (1 mul); round by adding and subtracting 1.5 * 2^23,
+    # compare, two selects, three subtracts for k and f (9 vector ops); a degree-5 Horner
+    # polynomial, each step one fpmac on AIE1 (5 mul); 2^k into the exponent field, a shift and an
+    # add (2 vector ops): 11 vector + 6 multiplier ops per vector.
+    exp_vector_ops=11,
+    exp_mul_ops=6,
+    exp_load_cycles=0.0,
+    # [UG1079] "There are no divide scalar or vector intrinsic functions ... vector division can be
+    # implemented via an inverse and multiply"; [AM009] "Scalar Unit": non-linear functions "take one
+    # or four cycles to produce scalar results. The throughput ... is one cycle".
+    inv_issue=1,
+    inv_latency=4,
+)
+
+#: AIE-ML (AIE2: xcve2802, npu1).
+AIE2_FLOAT = FloatUnit(
+    # [AM020] "Floating-Point Vector Unit": the accumulator unit adds FP32 accumulator registers,
+    # "2 x 16 accumulator lanes"; AIE-API's aie2 float multiplies (aie_api
+    # detail/aie2/sliding_mul_acc32_fp.hpp) use "lanes_per_mul = 16" (mul_elem_16_2 for bf16); [MA] aie_kernels/aie2/softmax.cc works 16 lanes at a
+    # time in accum<accfloat, 16>; [XD100] "The floating-point multiply unit is designed to process
+    # vectors with 16 lanes".
+    lanes=16,
+    # [XD100] "the floating-point vector processor has a pipeline depth of six". (UG1603's
+    # two-cycle float MAC latency is the accumulator feedback of back-to-back MACs; a result
+    # that is shifted and re-read, as in a reduction tree, goes through the whole pipeline.)
+    latency=6,
+    # [AM020] "Floating-Point Vector Unit": the multipliers, and "the separate fixed-point vector
+    # add/compare unit" that also does bf16 compare, min and max.
+    shared_issue=False,
+    # [UG1603] "Floating-Point Operations": bf16 vectors and fp32 accumulators convert with
+    # from_vector / to_vector; [MA] aie_kernels/aie2/softmax.cc: each aie::mul result is
+    # out_vals.to_vector<bfloat16>(); [AM020] the float adder works on accumulator registers.
+    bf16_convert_ops=1,
+    # Estimate, unconfirmed: [AM020] / [UG1603] f32 is emulated with bf16 products; three
+    # partial products (the "fast" accuracy mode), as aie2.py's f32 MAC rate assumes.
+    f32_mul_ops=3,
+    # [MA] aie_runtime_lib/AIE2/lut_based_ops.h getExpBf16, used by aie_kernels/aie2/softmax.cc,
+    # per 16 lanes: bfloat16_to_int, filter_even, and the final to_v16bfloat16 (3 vector ops),
+    # one aie::mul of the two looked-up factors (1 multiplier op), and two parallel_lookup
+    # fetches of 16 values from aie::lut<4, ...> tables: [UG1603] "Lookup Tables and Linear
+    # Approximation": the layout allows "four parallel accesses", so 16 values take 4 cycles of
+    # the load units per table, 8 for the two.
+    exp_vector_ops=3,
+    exp_mul_ops=1,
+    exp_load_cycles=8.0,
+    # No float hardware in the scalar unit ([AM020] "Functional Overview": "No floating point
+    # unit: Supported through emulation"; AM027 adds a hardware inverse only for AIE-ML v2).
+    # [MA] aie_runtime_lib/AIE2/lut_based_ops.h getInvBf16, the bf16 reciprocal mlir-aie uses:
+    # an add, two mask-and-shift pairs, a compare, a subtract, an add, a shift, a table load and
+    # an add: 10 scalar instructions, issued one a cycle ([AM020] "Arithmetic Logic Unit": "the
+    # issue rate is one instruction per cycle"), each depending on the one before.
+    inv_issue=10,
+    inv_latency=10,
+)
+
+#: AIE2P (npu2).
+AIE2P_FLOAT = FloatUnit(
+    lanes=16,  # estimate, unconfirmed: AIE2's (no AIE2P float-unit figure found)
+    latency=6,  # estimate, unconfirmed: AIE2's
+    shared_issue=False,
+    bf16_convert_ops=1,  # as AIE2 ([MA] aie_kernels/aie2p/softmax.cc: to_vector after each op)
+    # [MA] aie_kernels/aie2p/exp2_poly.h: "an f32 aie::mul is emulated with 32-lane bf16 products";
+    # the count of partial products is AIE2's estimate.
+    f32_mul_ops=3,
+    # Native exp2: [UG1529] "Elementary Functions": aie::exp2 requires arch XDNA2 (bf16 result);
+    # [MA] aie_kernels/aie2p/exp2_bf16.h: "aie::exp2<bfloat16> on AIE2P. AIE2 has no exp2".
+    # [MA] aie_kernels/aie2p/softmax.cc, per vector: the multiply by log2(e) (1 multiplier op),
+    # to_vector<float> and exp2 (2 vector ops). One exp2 per 16 lanes a cycle is an estimate.
+    exp_vector_ops=2,
+    exp_mul_ops=1,
+    exp_load_cycles=0.0,
+    inv_issue=10,  # estimate, unconfirmed: AIE2's emulated reciprocal
+    inv_latency=10,
+)
+
+#: The float unit of each architecture (``Device.arch.name``).
+FLOAT_UNITS: dict[str, FloatUnit] = {"aie1": AIE1_FLOAT, "aie2": AIE2_FLOAT, "aie2p": AIE2P_FLOAT}

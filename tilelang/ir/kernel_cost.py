@@ -13,7 +13,19 @@ The simulator charges calls with this model (``simulator/cost.py`` re-exports
 it) and the planner's bank chooser minimises the cycles it predicts calls lose
 to shared banks (``tilelang/plan/bank_weights.py``), so the two agree by
 construction. It lives in the IR layer because it reads kernels; the hardware
-constants it uses are device data (``tilelang/devices/costs.py``), the op estimates below.
+constants it uses are device data (``tilelang/devices/costs.py``: the float unit of
+each architecture, :class:`~tilelang.devices.costs.FloatUnit`, with a source per number).
+
+Float ops follow the instructions public AIE kernels issue for them: arithmetic in
+the fp32 lanes of the float unit (bf16 converted into and out of fp32 accumulators
+on AIE-ML); ``exp`` as the instruction count of mlir-aie's exp per vector (a
+polynomial on AIE1, table lookups on AIE-ML, the native ``exp2`` on AIE2P);
+division as one reciprocal on the scalar unit and a multiply ([UG1079] "There are no
+divide scalar or vector intrinsic functions"); a reduction as one op per vector and
+then a shift-and-combine tree of log2(lanes) steps ([MA] mlir-aie
+test/Conversion/VectorToAIEVec/test-reduce.mlir: ``vector.reduction`` lowers to
+``aievec.shift`` + ``add_elem``/``max`` per halving, then ``ext_elem``), each step
+waiting for the one before (``FloatUnit.latency``).
 
 Sources (short names used in the comments):
   [F]      docs/aie_facts.md, the section named.
@@ -22,6 +34,8 @@ Sources (short names used in the comments):
            cycle, others stall and retry.
   [UG1076] AI Engine tools guide, "Profiling for Memory Modules": memory conflicts
            when the same core's two read ports, or two agents, hit one bank.
+  [UG1079] AI Engine kernel coding guide, "Floating-Point Operations".
+  [MA]     Xilinx/mlir-aie, the file named.
 """
 
 from __future__ import annotations
@@ -33,10 +47,13 @@ from dataclasses import dataclass, field
 from tilelang.devices.costs import (
     BANK_BYTES_PER_CYCLE,
     CALL_OVERHEAD,
+    FLOAT_UNITS,
     LOAD_BYTES_PER_CYCLE,
     MATMUL_BLOCK_OVERHEAD,
     MATMUL_REG_BLOCK,
+    SHUFFLE_LATENCY,
     STORE_BYTES_PER_CYCLE,
+    FloatUnit,
     intrinsic_shape,
 )
 from tilelang.devices.model import Device
@@ -44,19 +61,14 @@ from tilelang.errors import SimulationError
 from tilelang.ir.dtypes import DType
 from tilelang.ir.kernel import Kernel, KOp, OpKind, Param, index_shape
 
-#: Vector-slot cycles per element group of ``exp``: estimate, unconfirmed (AIE2 has
-#: no exp instruction; it is a lookup plus polynomial, taken as 4 vector ops).
-EXP_VECTOR_OPS = 4
-#: Float division as reciprocal + multiply + refinement: estimate, unconfirmed (3 ops).
-FDIV_VECTOR_OPS = 3
 #: Integer division has no vector instruction: a scalar loop, cycles per element.
 #: Estimate, unconfirmed (a 32-bit shift-subtract divide step per bit is ~32 cycles;
 #: taken as 16 with early exit).
 IDIV_SCALAR_CYCLES = 16
-
-
-
-
+#: Vector-slot ops per element to move a vector divisor's element to the scalar unit and its
+#: reciprocal back (an extract and an insert, as [UG1079]'s ``upd_elem(invpi, 0, inv(pi))``).
+#: Estimate, unconfirmed: one op each.
+RECIPROCAL_MOVE_OPS = 2
 
 
 @dataclass
@@ -72,6 +84,7 @@ class Slots:
     store: float = 0.0
     vector: float = 0.0
     mac: float = 0.0
+    scalar: float = 0.0
     fixed: float = 0.0
     access: dict[str, float] = field(default_factory=dict)
 
@@ -80,13 +93,14 @@ class Slots:
         self.store += other.store
         self.vector += other.vector
         self.mac += other.mac
+        self.scalar += other.scalar
         self.fixed += other.fixed
         for name, nbytes in other.access.items():
             self.access[name] = self.access.get(name, 0.0) + nbytes
 
     def busiest(self) -> float:
         """Cycles of the busiest slot."""
-        return max(self.load, self.store, self.vector, self.mac)
+        return max(self.load, self.store, self.vector, self.mac, self.scalar)
 
     def cycles(self) -> int:
         """The call's cycles without the call overhead: fixed plus the busiest slot."""
@@ -167,20 +181,61 @@ def _cast(op: KOp, ctx: OpContext) -> Slots:
     return Slots(vector=_vector_cycles(_numel(op), wide, ctx))
 
 
+def _float_unit(ctx: OpContext) -> FloatUnit:
+    unit = FLOAT_UNITS.get(ctx.device.arch.name)
+    if unit is None:
+        raise SimulationError(f"{ctx.device.name}: no float-unit data for architecture {ctx.device.arch.name!r}")
+    return unit
+
+
+def _float_slots(n: int, unit: FloatUnit, vector: float = 0.0, mul: float = 0.0, load: float = 0.0) -> Slots:
+    """Slots of ``vector`` ALU ops, ``mul`` multiplier ops and ``load`` load cycles per group of lanes."""
+    groups = math.ceil(n / unit.lanes)
+    if unit.shared_issue:
+        vector, mul = vector + mul, 0.0
+    return Slots(vector=groups * vector, mac=groups * mul, load=groups * load)
+
+
+def _is_vector(x: KOp | Param) -> bool:
+    t = x.type if isinstance(x, KOp) else x.value_type
+    return t is not None and not isinstance(t, DType) and t.numel > 1
+
+
+def _convert_ops(dt: DType, unit: FloatUnit) -> int:
+    """Ops to move one vector between bf16 registers and fp32 accumulators (0 for f32)."""
+    return unit.bf16_convert_ops if dt.bits < 32 else 0
+
+
 @impl(OpKind.ADD, OpKind.SUB)
 def _add(op: KOp, ctx: OpContext) -> Slots:
     if id(op) in ctx.fused:
         return Slots()  # the multiply-accumulate already did it on the MAC unit
     assert op.type is not None
-    return Slots(vector=_vector_cycles(_numel(op), op.type.dtype, ctx))
+    dt = op.type.dtype
+    if not dt.is_float:
+        return Slots(vector=_vector_cycles(_numel(op), dt, ctx))
+    # The float adder works on accumulators: each vector operand converted in, the result out
+    # (a scalar operand is broadcast once, outside the loop).
+    unit = _float_unit(ctx)
+    conv = _convert_ops(dt, unit)
+    ins = sum(1 for x in op.operands if _is_vector(x))
+    return _float_slots(_numel(op), unit, vector=1 + conv * (ins + 1))
+
+
+def _float_mul(n: int, dt: DType, unit: FloatUnit) -> Slots:
+    """A float multiply of ``n`` elements: multiplier ops, then the bf16 result converted out."""
+    mul = unit.f32_mul_ops if dt.bits >= 32 else 1
+    return _float_slots(n, unit, vector=_convert_ops(dt, unit), mul=mul)
 
 
 @impl(OpKind.MUL)
 def _mul(op: KOp, ctx: OpContext) -> Slots:
-    # Elementwise multiplies run on the multiplier: no faster than the MAC rate nor
-    # than the vector width ([F] compute rates; device vector lanes).
     assert op.type is not None
     dt = op.type.dtype
+    if dt.is_float:
+        return _float_mul(_numel(op), dt, _float_unit(ctx))
+    # Integer multiplies run on the multiplier: no faster than the MAC rate nor
+    # than the vector width ([F] compute rates; device vector lanes).
     rate = min(ctx.device.macs_per_cycle(dt), ctx.device.vector_lanes(dt))
     return Slots(mac=math.ceil(_numel(op) / rate))
 
@@ -189,22 +244,48 @@ def _mul(op: KOp, ctx: OpContext) -> Slots:
 def _div(op: KOp, ctx: OpContext) -> Slots:
     assert op.type is not None
     dt = op.type.dtype
+    n = _numel(op)
     if dt.is_int:
-        return Slots(fixed=_numel(op) * IDIV_SCALAR_CYCLES)
-    return Slots(vector=FDIV_VECTOR_OPS * _vector_cycles(_numel(op), dt, ctx))
+        return Slots(fixed=n * IDIV_SCALAR_CYCLES)
+    # A reciprocal on the scalar unit, then a multiply ([UG1079]: division as "an inverse and
+    # multiply"). A scalar divisor takes one reciprocal, which the multiply waits for; a vector
+    # divisor one per element, moved to the scalar unit and back.
+    unit = _float_unit(ctx)
+    slots = _float_mul(n, dt, unit)
+    if _is_vector(op.operands[1]):
+        slots.add(Slots(scalar=n * unit.inv_issue, vector=n * RECIPROCAL_MOVE_OPS, fixed=unit.inv_latency))
+    else:
+        slots.add(Slots(scalar=unit.inv_issue, fixed=unit.inv_latency))
+    return slots
 
 
 @impl(OpKind.EXP)
 def _exp(op: KOp, ctx: OpContext) -> Slots:
     assert op.type is not None
-    return Slots(vector=EXP_VECTOR_OPS * _vector_cycles(_numel(op), op.type.dtype, ctx))
+    unit = _float_unit(ctx)
+    return _float_slots(_numel(op), unit, vector=unit.exp_vector_ops, mul=unit.exp_mul_ops,
+                        load=unit.exp_load_cycles)
 
 
 @impl(OpKind.SUM, OpKind.RMAX)
 def _reduce(op: KOp, ctx: OpContext) -> Slots:
     x = op.operands[0]
     t = x.type if isinstance(x, KOp) else x.value_type
-    return Slots(vector=_vector_cycles(t.numel, t.dtype, ctx))
+    if not t.dtype.is_float:
+        # Estimate, unconfirmed: one vector pass; the integer tree's latency is not modelled.
+        return Slots(vector=_vector_cycles(t.numel, t.dtype, ctx))
+    unit = _float_unit(ctx)
+    if op.kind is OpKind.SUM:
+        # Accumulated in the float unit's fp32 lanes, bf16 converted in.
+        lanes, per_vector = unit.lanes, 1 + _convert_ops(t.dtype, unit)
+    else:
+        # Max runs on the vector compare unit at the full vector width ([AM020] "Floating-Point
+        # Vector Unit": bf16 "comparison, minimum, and maximum"; AIE1's float unit, 8 lanes).
+        lanes, per_vector = ctx.device.vector_lanes(t.dtype), 1
+    lanes = min(lanes, t.numel)
+    steps = math.ceil(math.log2(lanes)) if lanes > 1 else 0
+    return Slots(vector=math.ceil(t.numel / lanes) * per_vector + 2 * steps,
+                 fixed=steps * (SHUFFLE_LATENCY + unit.latency))
 
 
 @impl(OpKind.MATMUL)
