@@ -71,6 +71,19 @@ class RunningCall:
             self.extra = extra
 
 
+class _Bank:
+    """One bank's running calls and transfers in flight (finished ones stay listed until pruned)."""
+
+    __slots__ = ("calls", "transfers", "until")
+
+    def __init__(self) -> None:
+        self.calls: list[RunningCall] = []
+        self.transfers: list[tuple[int, int, float]] = []
+        #: the latest end of a transfer registered here: a call starting at or after it overlaps
+        #: none, and every transfer record of the bank is finished
+        self.until = 0
+
+
 class Contention:
     """Running calls and transfers in flight, per memory bank.
 
@@ -82,21 +95,24 @@ class Contention:
         self.watched = watched
         #: banks some flow's buffers are in: no transfer touches any other, so a call is registered on these only
         self.dma_banks: set[Hashable] = set()
-        self._calls: dict[Hashable, list[RunningCall]] = {}
-        self._transfers: dict[Hashable, list[tuple[int, int, float]]] = {}
-        #: per bank, the latest end of a transfer registered there: a call starting at or after it
-        #: overlaps none, and every record of the bank is finished
-        self._transfers_until: dict[Hashable, int] = {}
+        self._banks: dict[Hashable, _Bank] = {}
+
+    def _bank(self, bank: Hashable) -> _Bank:
+        got = self._banks[bank] = _Bank()
+        return got
 
     def call_started(self, now: int, timing: CallTiming, banks: tuple | None = None) -> RunningCall:
         """Register a call starting now; charge it for transfers already in flight on its banks
         (``banks``: those of them to watch, default all)."""
         call = RunningCall(now, timing)
-        transfers, calls, until = self._transfers, self._calls, self._transfers_until
+        records = self._banks
         for bank in timing.banks if banks is None else banks:
-            live = transfers.get(bank)
+            rec = records.get(bank)
+            if rec is None:
+                rec = self._bank(bank)
+            live = rec.transfers
             if live:
-                if until[bank] <= now:  # every transfer there has finished: drop them (they charge nothing more)
+                if rec.until <= now:  # every transfer there has finished: drop them (they charge nothing more)
                     live.clear()
                 else:
                     for _, end, per_cycle in live:
@@ -105,27 +121,27 @@ class Contention:
                             overlap = (end if end < ce else ce) - now
                             if overlap > 0:
                                 call.charge(bank, overlap * per_cycle)
-            running = calls.get(bank)
-            if running is None:
-                calls[bank] = [call]
-            else:
-                if len(running) >= _PRUNE_AT:  # (a loop, not a comprehension: no frame)
-                    keep = []
-                    for c in running:
-                        if c.end > now:
-                            keep.append(c)
-                    running[:] = keep
-                running.append(call)
+            running = rec.calls
+            if len(running) >= _PRUNE_AT:  # (a loop, not a comprehension: no frame)
+                keep = []
+                for c in running:
+                    if c.end > now:
+                        keep.append(c)
+                running[:] = keep
+            running.append(call)
         return call
 
     def transfer_started(self, banks: list[Hashable], start: int, end: int, bytes_per_cycle: float) -> None:
         """Register a transfer over ``[start, end)`` touching ``banks``; charge the calls running there."""
         per_cycle = bytes_per_cycle / DMA_ACCESS_BYTES
-        watched, transfers, until = self.watched, self._transfers, self._transfers_until
+        watched, records = self.watched, self._banks
         for bank in banks:
-            if bank not in watched:
-                continue
-            for call in self._calls.get(bank, ()):
+            rec = records.get(bank)
+            if rec is None:
+                if bank not in watched:
+                    continue
+                rec = self._bank(bank)
+            for call in rec.calls:
                 ce = call.end
                 if ce <= start:  # finished (stays listed until pruned)
                     continue
@@ -133,17 +149,13 @@ class Contention:
                 overlap = (end if end < ce else ce) - (start if start > cs else cs)
                 if overlap > 0:
                     call.charge(bank, overlap * per_cycle)
-            live = transfers.get(bank)
-            if live is None:
-                transfers[bank] = [(start, end, per_cycle)]
-                until[bank] = end
-            else:
-                if len(live) >= _PRUNE_AT:
-                    keep = []
-                    for t in live:
-                        if t[1] > start:
-                            keep.append(t)
-                    live[:] = keep
-                live.append((start, end, per_cycle))
-                if end > until[bank]:
-                    until[bank] = end
+            live = rec.transfers
+            if len(live) >= _PRUNE_AT:
+                keep = []
+                for t in live:
+                    if t[1] > start:
+                        keep.append(t)
+                live[:] = keep
+            live.append((start, end, per_cycle))
+            if end > rec.until:
+                rec.until = end

@@ -174,8 +174,9 @@ class CallPlan:
         self.traced = self._compiled is not None and self._cost is not None
         #: per element argument: (side, index, whether the side writes, ring), to find its slot with no call
         self.slotters = [(side, idx, isinstance(side, WriterSide), side.ring) for _, side, idx in self.elems]
-        #: (cycles, timing, the banks of the call some DMA transfer can touch) per tuple of slots
-        self.entries: dict[tuple[int, ...], tuple[int, CallTiming, tuple]] = {}
+        #: (cycles, timing, the banks of the call some DMA transfer can touch, the direct step's arguments)
+        #: per tuple of slots
+        self.entries: dict[tuple[int, ...], tuple[int, CallTiming, tuple, list | None]] = {}
         #: the compiled kernel's fused GEMM step when every argument is an element (no loop variable,
         #: affine expression, constant or local buffer): :meth:`compute` calls it with the buffers directly
         fused = self._compiled.fused if self._compiled is not None else None
@@ -222,15 +223,19 @@ class CallPlan:
             return 0, None
         return extern_cycles(k, tuple(v if v.ndim else v[()] for v in args)), None  # type: ignore[union-attr]
 
-    def entry(self, key: tuple[int, ...], contention: Contention | None) -> tuple[int, CallTiming, tuple]:
-        """(cycles, timing, banks) of a traced kernel's call on the buffer slots ``key``, kept in
+    def entry(self, key: tuple[int, ...], contention: Contention | None) -> tuple[int, CallTiming, tuple, list | None]:
+        """(cycles, timing, banks, direct) of a traced kernel's call on the buffer slots ``key``, kept in
         ``entries``: ``banks`` are the call's banks some DMA transfer can touch (``Contention.dma_banks``;
-        the call is charged on no other, so only these are registered)."""
+        the call is charged on no other, so only these are registered); ``direct`` the arguments of the
+        fused step when the kernel has one (the slots' buffers: the same arrays on every call), else None."""
         t = self._costs.get(key)
         if t is None:
             t = self._costs[key] = self._cost(key)  # type: ignore[misc]
         banks = tuple(b for b in t.banks if b in contention.dma_banks) if contention is not None else ()
-        got = self.entries[key] = (t.cycles, t, banks)
+        direct = None
+        if self._direct is not None:
+            direct = [src.ring.bufs[s] for (_, src, _), s in zip(self._elem_pos, key, strict=True)]  # type: ignore[union-attr]
+        got = self.entries[key] = (t.cycles, t, banks, direct)
         return got
 
     def compute(self, loopvars: list[int], key: tuple[int, ...]) -> None:
@@ -325,6 +330,7 @@ class CoreRunner:
         loopvars = [0] * self.depth
         stats, timed, trace, track, data = self.stats, self.timed, self.trace, self.track, self.data
         contention = self.contention
+        span = trace.span_writer() if trace is not None else None
         pc = 0
         while pc < n:
             ins = prog[pc]
@@ -360,9 +366,12 @@ class CoreRunner:
                     got = plan.entries.get(key)
                     if got is None:
                         got = plan.entry(key, contention)
-                    cycles, timing, banks = got
+                    cycles, timing, banks, direct = got
                     if data:
-                        plan.compute(loopvars, key)
+                        if direct is not None:  # (compute's first case, without the call)
+                            plan._direct(None, direct)
+                        else:
+                            plan.compute(loopvars, key)
                 else:
                     cycles, timing = plan.execute(loopvars, timed, data)
                     banks = ()
@@ -381,8 +390,8 @@ class CoreRunner:
                     stats.busy += cycles
                     if timing is not None and timing.alone:
                         stats.banks += cycles - timing.alone
-                    if trace is not None:
-                        trace.add_span(track, ins[2], start, cycles)
+                    if span is not None:
+                        span((track, ins[2], start, cycles))
             elif op == _LOOP:
                 _, d, start, stop, step, end = ins
                 if (step > 0 and start < stop) or (step < 0 and start > stop):

@@ -19,6 +19,8 @@ import numpy as np
 from tilelang.errors import SimulationError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from simulator.core import CoreStats
     from simulator.explain import Explanation
     from tilelang.ir.plan import Plan
@@ -73,6 +75,11 @@ class Trace:
     def add_span(self, track: int, name_id: int, start: int, dur: int) -> None:
         """One span, its label given by :meth:`name_id`."""
         self._spans.extend((track, name_id, start, dur))
+
+    def span_writer(self) -> Callable[[tuple[int, int, int, int]], None]:
+        """A function taking one span as ``(track, name_id, start, dur)``: :meth:`add_span` for a
+        caller that records a span per event and would otherwise pay a method call per span."""
+        return self._spans.extend
 
     def add_spans(self, track: int, name_id: int, starts: np.ndarray, durs: np.ndarray) -> None:
         """Many spans with one label on one track."""
