@@ -81,3 +81,22 @@ def test_the_elements_a_move_writes_are_its_distinct_offsets_ascending(offset, d
 
     p = AccessPattern(offset, tuple(n for n, _ in dims), tuple(s for _, s in dims))
     assert _written(p).tolist() == sorted(set(p.indices().tolist()))
+
+
+def test_a_verified_design_is_verified_once_and_a_failing_one_every_time(monkeypatch):
+    import tilelang.ir.verify as verify
+
+    d = tl.library.elementwise("add", 4096, tl.i32, cores=2)  # verified while it was built
+    first = d.dmas[0]
+    broken = dataclasses.replace(d, dmas=(dataclasses.replace(first, pattern=first.pattern.shifted(4096)),
+                                          *d.dmas[1:]))
+    walks = []
+    real = verify._verify_cores
+    monkeypatch.setattr(verify, "_verify_cores", lambda *a: (walks.append(a[0]), real(*a)))
+    verify_design(d)
+    tl.plan(d, strategy="greedy")
+    assert walks == []  # the design tl.design built and verified is not walked again
+    for _ in range(2):
+        with pytest.raises(tl.DesignError, match="the pattern reads element"):
+            verify_design(broken)
+    assert walks == [broken, broken]  # a failure is never remembered

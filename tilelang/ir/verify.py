@@ -7,6 +7,7 @@ the point of use, so a user sees an error at the line that caused it.
 
 from __future__ import annotations
 
+import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -445,6 +446,12 @@ def check_locals(core: Core, kernels: dict[str, AnyKernel]) -> None:
 # -- whole design -----------------------------------------------------------------------
 
 
+#: Designs that passed :func:`verify_design`. A Design is immutable (a frozen dataclass of frozen parts,
+#: compared by identity), so one that passed passes again: ``tl.plan`` and the passes verify the
+#: design they are given, which is most often one ``tl.design`` has just verified while building it.
+_VERIFIED: weakref.WeakSet[Design] = weakref.WeakSet()
+
+
 def verify_design(design: Design, *, checked: set[tuple] | None = None) -> None:
     """Check everything about ``design`` that does not need a plan.
 
@@ -456,6 +463,8 @@ def verify_design(design: Design, *, checked: set[tuple] | None = None) -> None:
     Raises:
         DesignError: naming the entity, what is wrong and what to do.
     """
+    if design in _VERIFIED:
+        return
     verify_sizes(design)  # first: the checks below may walk loops and patterns
     fifos = {f.name: f for f in design.fifos}
     kernels = {k.name: k for k in design.kernels}
@@ -470,6 +479,7 @@ def verify_design(design: Design, *, checked: set[tuple] | None = None) -> None:
     _verify_ends(design)
     _verify_writes(design)
     _verify_read_write(design)
+    _VERIFIED.add(design)
 
 
 def _verify_cores(design: Design, fifos: dict[str, Fifo], kernels: dict[str, AnyKernel]) -> None:
