@@ -32,6 +32,9 @@ buffers C when that fits). Plans are greedy (``plan={"strategy": "greedy"}``): t
    from the records) against the whole sweep's (``all min``), the seconds its bounds took (computed live:
    each a factory call, in ``--workers`` child processes), and the skipped points whose recorded cycles are
    below their bound (a bound that is not one; must be 0).
+7. The same with ``front="cores"``: the sweep proves the Pareto front of cycles and cores. ``front`` is the
+   exhaustive sweep's front (its size), ``= sweep front`` whether the bounded sweep's front is the same pairs,
+   ``lost`` the skipped points whose recorded pair is on that front and on no trial (must be 0).
 
 Prints per space the table: best cycles found, the gap to the sweep's optimum, seeds within 2%, simulations
 used; then the transfer tables. Spaces whose sweep is not cached are skipped with a note.
@@ -238,6 +241,12 @@ def main(argv: list[str] | None = None) -> int:
     for name, results in swept.items():
         print(bounded(BENCHES[name], results, args.workers), flush=True)
     print()
+    print("the bounded sweep of the front of cycles and cores (front=\"cores\") against the exhaustive sweep's front")
+    print(f"{'space':<22} {'points':>6} {'evaluations':>11} {'planned':>7} {'skipped':>7} {'front':>5} "
+          f"{'= sweep front':>13} {'proven':>6} {'eval min':>7} {'all min':>7} {'bound s':>8} {'lost':>5}")
+    for name, results in swept.items():
+        print(bounded_front(BENCHES[name], results, args.workers), flush=True)
+    print()
     if "matmul1024_npu1" not in swept:
         return 1
     if args.live:
@@ -332,6 +341,34 @@ def bounded(bench: Bench, results: dict[str, Any], workers: int) -> str:
     return (f"{bench.name:<22} {len(sp):>6} {replay.calls:>11} {planned:>7} {len(ex.skipped):>7} "
             f"{got:>11.0f} {str(got == optimum):>8} {str(ex.proven):>6} {spent:>7.1f} {everything:>7.1f} "
             f"{ex.bound_seconds:>8.0f} {wrong:>7}")
+
+
+def _front(values: list[tuple[float, int]]) -> list[tuple[float, int]]:
+    """The non-dominated (cycles, cores) pairs, by brute force."""
+    return sorted({v for v in values if not any(w[0] <= v[0] and w[1] <= v[1] and w != v for w in values)})
+
+
+def bounded_front(bench: Bench, results: dict[str, Any], workers: int) -> str:
+    """One row: the bounded sweep of ``bench``'s front of cycles and cores against the exhaustive sweep's."""
+    sp = bench.build()
+    ids = [task_id(sp.arguments(k)[0]) for k in sp.keys()]
+    truth = _front([(results[i]["metrics"]["cycles"], results[i]["metrics"]["cores"]) for i in ids
+                    if results[i]["status"] == "ok"])
+    replay = Replay(results)
+    ex = tl.explore(sp, budget=len(sp), strategy="bound", front="cores", backend=replay, workers=workers)
+    got = sorted({(t.cycles, t.metrics["cores"]) for t in ex.pareto(["cycles", "cores"])})  # (equal trials: one pair)
+    lost = 0  # skipped points whose recorded (cycles, cores) is on the sweep's front and on no trial's
+    found = {(t.cycles, t.metrics["cores"]) for t in ex.ok_trials}
+    for s in ex.skipped:
+        r = results[task_id({**sp.fixed, **_nested(s["params"])})]
+        value = (r["metrics"]["cycles"], r["metrics"]["cores"]) if r["status"] == "ok" else None
+        lost += value in truth and value not in found
+    spent = sum(t.metrics.get("wall_seconds", 0.0) for t in ex.trials) / 60
+    everything = sum(results[i]["metrics"].get("wall_seconds", 0.0) for i in ids) / 60
+    planned = sum(t.status != "design_error" for t in ex.trials)
+    return (f"{bench.name:<22} {len(sp):>6} {replay.calls:>11} {planned:>7} {len(ex.skipped):>7} {len(truth):>5} "
+            f"{str(got == truth):>13} {str(ex.proven):>6} {spent:>7.1f} {everything:>7.1f} "
+            f"{ex.bound_seconds:>8.0f} {lost:>5}")
 
 
 def _nested(params: dict[str, Any]) -> dict[str, Any]:

@@ -184,6 +184,15 @@ def test_cli_bounded_sweep(tmp_path: Path, capsys) -> None:  # noqa: ANN001 - py
     record = json.loads(out)
     assert record["strategy"] == "bound" and record["proven"] is True
     assert len(record["trials"]) + len(record["skipped"]) == 4
+    code = cli_main(["explore", "library:matmul", "--fixed", "M=64", "--fixed", "K=64", "--fixed", "N=64",
+                     "--fixed", "in_dtype=bf16", "--fixed", "plan.strategy=greedy", "--param", "tiling.m=16,32",
+                     "--param", "tiling.k=32", "--param", "tiling.n=32", "--param", "cores=1x1,2x2",
+                     "--budget", "4", "--strategy", "bound", "--front", "cores", "--workers", "2",
+                     "--out", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "the front of cycles and cores is the space's" in out
+    assert out.count("front: trial") >= 1
 
 
 def test_explain_shows_the_run_against_its_floor() -> None:
@@ -219,3 +228,39 @@ def test_a_factory_that_hangs_is_stopped_by_the_time_limit() -> None:
     assert len(hung) == 1 and hung[0].status == "timeout"
     assert ex.best is not None and ex.best.params["n"] == 1
     assert ex.proven is False  # a point stopped by the time limit proves nothing
+
+
+def _front(values: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The non-dominated (cycles, cores) pairs of ``values``, by brute force."""
+    return sorted({v for v in values if not any(w[0] <= v[0] and w[1] <= v[1] and w != v for w in values)})
+
+
+def test_bounded_sweep_proves_the_brute_force_front_of_cycles_and_cores(brute_force: dict) -> None:
+    sp = _space()
+    cores = {k: math.prod(sp.point(k)["cores"]) for k in sp.keys()}
+    truth = _front([(c, cores[k]) for k, c in brute_force.items() if c is not None])
+    assert len(truth) >= 2  # the space trades cores for cycles: more than one point is on its front
+    ex = tl.explore(sp, budget=len(sp), strategy="bound", front="cores", workers=2)
+    assert ex.proven is True and ex.front == "cores"
+    assert sorted({(t.cycles, t.metrics["cores"]) for t in ex.pareto(["cycles", "cores"])}) == truth
+    assert len(ex.trials) + len(ex.skipped) == len(sp)
+    assert len(ex.trials) < len(sp)  # points were skipped
+    by_params = {json.dumps(sp.point(k), default=str, sort_keys=True): k for k in sp.keys()}
+    for s in ex.skipped:
+        # a skipped point is no better than some evaluated one with no more cores: its true cycles are at
+        # least its bound, which is at least that trial's cycles
+        k = by_params[json.dumps(s["params"], default=str, sort_keys=True)]
+        assert s["cores"] == cores[k]
+        assert brute_force[k] is None or s["bound"] <= brute_force[k]
+        assert any(t.ok and t.metrics["cores"] <= s["cores"] and t.cycles <= s["bound"] for t in ex.trials)
+    assert "the front of cycles and cores is the space's" in ex.table()
+    back = tl.Exploration.from_json(ex.to_json())
+    assert back.front == "cores" and [s["cores"] for s in back.skipped] == [s["cores"] for s in ex.skipped]
+
+
+def test_a_front_needs_the_bounded_sweep_and_a_known_metric() -> None:
+    sp = _space()
+    with pytest.raises(tl.TileLangError, match='needs strategy="bound"'):
+        tl.explore(sp, budget=2, front="cores")
+    with pytest.raises(tl.TileLangError, match="front must be one of"):
+        tl.explore(sp, budget=2, strategy="bound", front="onchip_bytes")

@@ -38,6 +38,9 @@ def add_parser(sub: Any) -> None:
                    help="sample: the prior's best points, then Optuna's TPE; bound: every point in the prior's "
                    "order, skipping those whose lower bound on cycles is no better than the best found (with a "
                    "budget covering the space, the best is then the optimum)")
+    x.add_argument("--front", choices=["cores"], default=None,
+                   help="with --strategy bound: prove the Pareto front of cycles and cores (the fastest point "
+                   "for each number of cores) instead of the best cycles alone")
     x.add_argument("--warm-start", action="append", default=[], metavar="FILE.json",
                    help="a search of the same factory on another device (its --json output) to start from; "
                    "repeatable")
@@ -63,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     warm = [_load_exploration(Path(f)) for f in args.warm_start] or None
     ex = tl.explore(space, budget=args.budget, objective=args.objective, seed=args.seed, backend=args.backend,
                     workers=args.workers, storage=args.storage, time_limit=args.time_limit,
-                    address=args.address, progress=progress, warm_start=warm, strategy=args.strategy)
+                    address=args.address, progress=progress, warm_start=warm, strategy=args.strategy,
+                    front=args.front)
     if tty:
         sys.stderr.write("\n")
     plots = _plots(ex, Path(args.out), args.objective)
@@ -76,6 +80,9 @@ def run(args: argparse.Namespace) -> int:
     best = ex.best
     if best is not None:
         print(f"best: trial {best.number}, {best.metrics[args.objective]} {args.objective}")
+    if args.front is not None:
+        for t in ex.pareto(["cycles", args.front]):
+            print(f"front: trial {t.number}, {t.metrics['cycles']} cycles on {t.metrics[args.front]} {args.front}")
     for p in plots:
         print(f"wrote {p}")
     return 0

@@ -15,7 +15,8 @@ from tilelang.errors import TileLangError
 
 
 def point_bound(factory: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The floor of one point: ``{"bound": int or None, "error": str or None, "seconds"}``.
+    """The floor of one point and its cores: ``{"bound": int or None, "cores": int or None, "error": str or
+    None, "seconds"}`` (a trial's "cores" metric is the design's cores, known before planning).
 
     Never raises: a factory that fails (or returns something else than a Design) gives ``bound`` None, and
     the point is then evaluated like any other (its trial records the failure).
@@ -31,15 +32,18 @@ def point_bound(factory: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str
             if not isinstance(design, Design):
                 raise TileLangError(f"the factory returned {type(design).__name__}, not a Design")
             bound: int | None = lower_bound(design)
+            cores: int | None = len(design.cores)
         error = None
     except Exception as e:  # noqa: BLE001 - a user's factory may raise anything; the search must go on
-        bound, error = None, f"{type(e).__name__}: {e}"
-    return {"bound": bound, "error": error, "seconds": time.perf_counter() - t0}
+        bound, cores, error = None, None, f"{type(e).__name__}: {e}"
+    return {"bound": bound, "cores": cores, "error": error, "seconds": time.perf_counter() - t0}
 
 
 def points_bounds(points: Sequence[tuple[Callable[..., Any], dict[str, Any]]]) -> dict[str, Any]:
-    """:func:`point_bound` of several points in one worker: ``{"bounds": [int or None, ...]}`` in order."""
-    return {"bounds": [point_bound(factory, kwargs)["bound"] for factory, kwargs in points]}
+    """:func:`point_bound` of several points in one worker: ``{"bounds": [int or None, ...], "cores": [...]}``
+    in order."""
+    got = [point_bound(factory, kwargs) for factory, kwargs in points]
+    return {"bounds": [g["bound"] for g in got], "cores": [g["cores"] for g in got]}
 
 
 __all__ = ["point_bound", "points_bounds"]

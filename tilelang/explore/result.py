@@ -116,6 +116,8 @@ class Exploration:
         proven: (strategy "bound") whether every point was evaluated or skipped, so that :attr:`best` is
             the space's optimum (None for strategy "sample").
         bound_seconds: wall seconds spent computing bounds (strategy "bound").
+        front: (strategy "bound") "cores" when the sweep proves the Pareto front of cycles and cores
+            (``proven`` then means :meth:`pareto` over them is the space's front), else None.
     """
 
     trials: list[Trial]
@@ -131,6 +133,7 @@ class Exploration:
     skipped: list[dict[str, Any]] = field(default_factory=list)
     proven: bool | None = None
     bound_seconds: float = 0.0
+    front: str | None = None
 
     @property
     def ok_trials(self) -> list[Trial]:
@@ -199,8 +202,10 @@ class Exploration:
         lines.append(f"{len(self.trials)} trials of {self.space_size} points ({counts}); "
                      f"{self.evaluated} evaluated in {self.seconds:.1f} s on {self.backend}")
         if self.strategy == "bound":
-            verdict = ("every point was evaluated or bounded: the best is the space's optimum" if self.proven else
-                       "not every point was evaluated or bounded (budget, or a timeout): the best is not proven")
+            what = "the front of cycles and cores is the space's" if self.front else "the best is the space's optimum"
+            verdict = (f"every point was evaluated or bounded: {what}" if self.proven else
+                       "not every point was evaluated or bounded (budget, or a timeout): "
+                       f"the {'front' if self.front else 'best'} is not proven")
             lines.append(f"bounded sweep: {len(self.skipped)} points skipped by their lower bound "
                          f"({self.bound_seconds:.1f} s computing bounds); {verdict}")
         spent = {k: sum(t.metrics.get(k) or 0.0 for t in self.trials) for k in ("plan_seconds", "sim_seconds")}
@@ -222,7 +227,9 @@ class Exploration:
             "best": best.number if best is not None else None,
             "fixed": _jsonable(self.fixed) if self.fixed is not None else None,
             "strategy": self.strategy, "proven": self.proven, "bound_seconds": self.bound_seconds,
-            "skipped": [{"params": _jsonable(x["params"]), "bound": x["bound"]} for x in self.skipped],
+            "skipped": [{"params": _jsonable(x["params"]), "bound": x["bound"], "cores": x.get("cores")}
+                        for x in self.skipped],
+            "front": self.front,
             "trials": [t.to_dict() for t in self.trials],
         }, indent=1)
 
@@ -256,9 +263,10 @@ class Exploration:
                        int(record["seed"]), str(record["backend"]), int(record.get("evaluated", 0)),
                        float(record.get("seconds", 0.0)), fixed=_unjson(fixed) if fixed is not None else None,
                        strategy=str(record.get("strategy", "sample")),
-                       skipped=[{"params": _unjson(x["params"]), "bound": int(x["bound"])}
+                       skipped=[{"params": _unjson(x["params"]), "bound": int(x["bound"]), "cores": x.get("cores")}
                                 for x in record.get("skipped", [])],
-                       proven=record.get("proven"), bound_seconds=float(record.get("bound_seconds", 0.0)))
+                       proven=record.get("proven"), bound_seconds=float(record.get("bound_seconds", 0.0)),
+                       front=record.get("front"))
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise TileLangError(f"{where}: not an exploration written by tl.explore's to_json "
                                 f"({type(e).__name__}: {e})") from None

@@ -62,7 +62,8 @@ Progress = Callable[[int, int, "float | None"], None]
 def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int = 0, backend: Any = "local",
             workers: int | None = None, storage: str | None = None, time_limit: float | None = None,
             address: str | None = None, progress: Progress | None = None, prior: bool = True,
-            warm_start: Sequence[Exploration] | None = None, strategy: str = "sample") -> Exploration:
+            warm_start: Sequence[Exploration] | None = None, strategy: str = "sample",
+            front: str | None = None) -> Exploration:
     """Search a space for the point with the best objective (API.md "Explore").
 
     Args:
@@ -90,6 +91,10 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
             "cycles" only): every point in the prior's order, skipping each point whose lower bound on
             cycles (its floor, ``simulator.bound``) is no better than the best found so far; when the budget
             covers the space, the best trial is then the space's optimum (``Exploration.proven``).
+        front: (strategy "bound") "cores": prove the Pareto front of cycles and cores instead of the best
+            cycles alone. A point is then skipped only when a trial with no more cores took no more cycles
+            than its floor; when proven, ``Exploration.pareto(["cycles", "cores"])`` is the space's front
+            (the fastest point for every number of cores that beats every smaller one).
 
     Returns:
         The :class:`Exploration`. Failed points are trials with their status and message;
@@ -99,7 +104,7 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
         TileLangError: bad arguments, an empty space, or a backend that is not installed.
     """
     _check(space, budget, objective, seed, workers, time_limit)
-    _check_strategy(strategy, objective, warm_start)
+    _check_strategy(strategy, objective, warm_start, front)
     warm = _warm_observations(warm_start, objective)
     optuna = _optuna()
     t0 = time.perf_counter()
@@ -126,14 +131,14 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
             study.enqueue_trial(dict(zip(names, k, strict=True)), user_attrs={"source": "prior"})
     if strategy == "bound":
         try:
-            sweep = _BoundSweep(space, order, estimates, workers, time_limit)
+            sweep = _BoundSweep(space, order, estimates, workers, time_limit, front)
             evaluated = sweep.run(optuna, study, dists, runner, trials, done, want, progress, objective)
         finally:
             close()
         return Exploration(trials, objective, len(keys), budget, seed, backend_name, evaluated,
                            time.perf_counter() - t0, fixed=dict(space.fixed), strategy=strategy,
                            skipped=sweep.skipped(), proven=sweep.proven(done),
-                           bound_seconds=sweep.seconds)
+                           bound_seconds=sweep.seconds, front=front)
     features = _point_features(space, estimates) if warm is not None else {}
     evaluated = 0
     try:
@@ -178,11 +183,19 @@ def _record(optuna: Any, study: Any, space: Space, batch: list[tuple[Any, Key, s
 BOUND_CHUNK = 16
 #: The strategies of ``tl.explore``.
 STRATEGIES = ("sample", "bound")
+#: Metrics whose Pareto front with cycles the bounded sweep can prove: each known from a point's design.
+FRONTS = ("cores",)
 
 
-def _check_strategy(strategy: str, objective: str, warm_start: Sequence[Exploration] | None) -> None:
+def _check_strategy(strategy: str, objective: str, warm_start: Sequence[Exploration] | None,
+                    front: str | None = None) -> None:
     if strategy not in STRATEGIES:
         raise TileLangError(f"explore: strategy must be one of {STRATEGIES}, got {strategy!r}")
+    if front is not None and front not in FRONTS:
+        raise TileLangError(f"explore: front must be one of {FRONTS} or None, got {front!r} (the bounded sweep "
+                            "proves a front only over a metric each point's design gives exactly)")
+    if front is not None and strategy != "bound":
+        raise TileLangError(f'explore: front={front!r} needs strategy="bound" (the sampler proves no front)')
     if strategy == "bound" and objective != "cycles":
         raise TileLangError(f'explore: strategy="bound" bounds cycles only; objective {objective!r} has no bound '
                             f'(use strategy="sample")')
@@ -201,8 +214,10 @@ class _BoundSweep:
     """
 
     def __init__(self, space: Space, order: list[Key], estimates: dict[Key, float | None], workers: int | None,
-                 time_limit: float | None) -> None:
+                 time_limit: float | None, front: str | None = None) -> None:
         self.space = space
+        self.front = front
+        self.cores: dict[Key, int | None] = {}
         self.estimates = estimates
         self.order = list(order)
         self.rest: list[Key] | None = [k for k in space.keys() if estimates.get(k) is None]
@@ -233,10 +248,21 @@ class _BoundSweep:
         results = run_children([(p,) for p in parts], n, limit, job=points_bounds)
         self.seconds += time.perf_counter() - t0
         for i, r in enumerate(results):  # a part past its time limit: no bounds (its points are evaluated)
-            for k, b in zip(todo[i::n], r.get("bounds") or [None] * len(parts[i]), strict=True):
+            none = [None] * len(parts[i])
+            for k, b, c in zip(todo[i::n], r.get("bounds") or none, r.get("cores") or none, strict=True):
                 self.bounds[k] = b
+                self.cores[k] = c
 
-    def _next(self, n: int, done: dict[Key, Trial], best: float) -> list[Key]:
+    def _beaten(self, k: Key, bound: int, incumbents: list[tuple[int | None, int]]) -> bool:
+        """Whether an evaluated point is at least as good as ``k`` can be: cycles no more than ``k``'s bound
+        (and, with ``front="cores"``, no more cores than ``k`` has). ``incumbents``: (cores, cycles) of
+        the ok trials so far."""
+        if self.front is None:
+            return any(cycles <= bound for _, cycles in incumbents)
+        cores = self.cores.get(k)
+        return cores is not None and any(c is not None and c <= cores and cycles <= bound for c, cycles in incumbents)
+
+    def _next(self, n: int, done: dict[Key, Trial], incumbents: list[tuple[int | None, int]]) -> list[Key]:
         out: list[Key] = []
         while len(out) < n:
             if self.pos >= len(self.order):
@@ -253,7 +279,7 @@ class _BoundSweep:
             if k in done:
                 continue
             b = self.bounds[k]
-            if b is not None and b >= best:
+            if b is not None and self._beaten(k, b, incumbents):
                 self.skip[k] = b
                 continue
             out.append(k)
@@ -265,8 +291,8 @@ class _BoundSweep:
         names = self.space.names
         evaluated = 0
         while len(done) < want:
-            best = min((t.cycles for t in done.values() if t.ok and t.cycles is not None), default=math.inf)
-            keys = self._next(min(BATCH, want - len(done)), done, best)
+            incumbents = [(t.metrics.get("cores"), t.cycles) for t in done.values() if t.ok and t.cycles is not None]
+            keys = self._next(min(BATCH, want - len(done)), done, incumbents)
             if not keys:
                 break
             batch = []
@@ -281,8 +307,8 @@ class _BoundSweep:
         return evaluated
 
     def skipped(self) -> list[dict[str, Any]]:
-        """The points skipped by their bound (never evaluated), in sweep order."""
-        return [{"params": self.space.point(k), "bound": b} for k, b in self.skip.items()]
+        """The points skipped by their bound (never evaluated), in sweep order, with their cores."""
+        return [{"params": self.space.point(k), "bound": b, "cores": self.cores.get(k)} for k, b in self.skip.items()]
 
     def proven(self, done: dict[Key, Trial]) -> bool:
         """Whether every point was evaluated (none stopped by the time limit) or skipped by its bound."""
