@@ -18,7 +18,7 @@ the cycles their intervals overlap (the call's end as known then).
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 
 from simulator.cost import DMA_ACCESS_BYTES, CallTiming
 
@@ -97,19 +97,22 @@ class Contention:
         self.dma_banks: set[Hashable] = set()
         self._banks: dict[Hashable, _Bank] = {}
 
-    def _bank(self, bank: Hashable) -> _Bank:
-        got = self._banks[bank] = _Bank()
-        return got
+    def records(self, banks: Iterable[Hashable]) -> tuple[tuple[Hashable, _Bank], ...]:
+        """``(bank, its record)`` of each of ``banks``, for :meth:`call_started` and :meth:`transfer_started`:
+        a caller that starts many calls or transfers on the same banks looks them up once."""
+        out = []
+        for bank in banks:
+            rec = self._banks.get(bank)
+            if rec is None:
+                rec = self._banks[bank] = _Bank()
+            out.append((bank, rec))
+        return tuple(out)
 
     def call_started(self, now: int, timing: CallTiming, banks: tuple | None = None) -> RunningCall:
         """Register a call starting now; charge it for transfers already in flight on its banks
-        (``banks``: those of them to watch, default all)."""
+        (``banks``: :meth:`records` of those of them to watch, default all)."""
         call = RunningCall(now, timing)
-        records = self._banks
-        for bank in timing.banks if banks is None else banks:
-            rec = records.get(bank)
-            if rec is None:
-                rec = self._bank(bank)
+        for bank, rec in self.records(timing.banks) if banks is None else banks:
             live = rec.transfers
             if live:
                 if rec.until <= now:  # every transfer there has finished: drop them (they charge nothing more)
@@ -131,16 +134,16 @@ class Contention:
             running.append(call)
         return call
 
-    def transfer_started(self, banks: list[Hashable], start: int, end: int, bytes_per_cycle: float) -> None:
-        """Register a transfer over ``[start, end)`` touching ``banks``; charge the calls running there."""
+    def transfer_started(self, banks: Iterable[Hashable], start: int, end: int, bytes_per_cycle: float) -> None:
+        """Register a transfer over ``[start, end)`` touching ``banks``; charge the calls running there (a
+        transfer on a bank no call watches charges nothing)."""
+        self.transfer_on(self.records(b for b in banks if b in self.watched), start, end, bytes_per_cycle)
+
+    def transfer_on(self, banks: tuple[tuple[Hashable, _Bank], ...], start: int, end: int,
+                    bytes_per_cycle: float) -> None:
+        """:meth:`transfer_started` on :meth:`records` of watched banks (a flow's, looked up once)."""
         per_cycle = bytes_per_cycle / DMA_ACCESS_BYTES
-        watched, records = self.watched, self._banks
-        for bank in banks:
-            rec = records.get(bank)
-            if rec is None:
-                if bank not in watched:
-                    continue
-                rec = self._bank(bank)
+        for bank, rec in banks:
             for call in rec.calls:
                 ce = call.end
                 if ce <= start:  # finished (stays listed until pruned)

@@ -231,7 +231,7 @@ class CallPlan:
         t = self._costs.get(key)
         if t is None:
             t = self._costs[key] = self._cost(key)  # type: ignore[misc]
-        banks = tuple(b for b in t.banks if b in contention.dma_banks) if contention is not None else ()
+        banks = contention.records(b for b in t.banks if b in contention.dma_banks) if contention is not None else ()
         direct = None
         if self._direct is not None:
             direct = [src.ring.bufs[s] for (_, src, _), s in zip(self._elem_pos, key, strict=True)]  # type: ignore[union-attr]

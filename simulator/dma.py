@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Callable, Generator, Hashable
+from collections.abc import Callable, Generator
 from functools import partial
 from heapq import heappush
 from typing import TYPE_CHECKING
@@ -275,7 +275,7 @@ class Flow:
         now_group, later = self._publish_groups(timed)
         heap, seq = engine.heap, engine.seq
         banks_of = self._banks_of() if timed and self.contention is not None else None
-        transfer_started = self.contention.transfer_started if banks_of is not None else None  # type: ignore[union-attr]
+        transfer_started = self.contention.transfer_on if banks_of is not None else None  # type: ignore[union-attr]
         shim_cost = self._shim_cost if ddr is not None and timed else None
         src_signal = src.signal
         # a ring source: its reader side (None: a host source, asked through its methods)
@@ -411,7 +411,7 @@ class Flow:
         now_group = groups.pop(0, [])
         return now_group, [(lat, _publisher(g)) for lat, g in sorted(groups.items())]
 
-    def _banks_of(self) -> Callable[[list[int]], list[Hashable]] | None:
+    def _banks_of(self) -> Callable[[list[int]], tuple] | None:
         """The watched compute-tile banks a transfer touches, given the sink slots it reserved (None: never
         any). Called when the flow starts, once every bank a call can touch is watched: a transfer's banks
         nobody watches charge nothing (``Contention.transfer_started``), so they are left out."""
@@ -421,20 +421,21 @@ class Flow:
         if src_banks is None and not any(sink_banks):
             return None
         watched = self.contention.watched  # type: ignore[union-attr]
+        records = self.contention.records  # type: ignore[union-attr]
 
-        def banks(slots: list[int], src_slot: int) -> list[Hashable]:
+        def banks(slots: list[int], src_slot: int) -> tuple:
             out = [b[slot] for b, slot in zip(sink_banks, slots, strict=True) if b is not None]
             if src_banks is not None:
                 out.append(src_banks[src_slot])
-            return [b for b in out if b is not None and b in watched]
+            return records(b for b in out if b is not None and b in watched)
 
         src_side = src.side if isinstance(src, RingSource) else None
         if len(sink_banks) != 1 and any(b is None for b in sink_banks):  # (a host sink's "slot" is an index)
             return lambda slots: banks(slots, src_side.slot(0) if src_side is not None else 0)  # type: ignore[union-attr]
         if len(sink_banks) != 1:  # a broadcast: the banks of each (sink slots, source slot) seen, kept
-            seen: dict[tuple[int, ...], list[Hashable]] = {}
+            seen: dict[tuple[int, ...], tuple] = {}
 
-            def banks_of(slots: list[int]) -> list[Hashable]:
+            def banks_of(slots: list[int]) -> tuple:
                 key = (*slots, src_side.slot(0) if src_side is not None else 0)
                 got = seen.get(key)
                 if got is None:
