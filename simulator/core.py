@@ -308,7 +308,10 @@ class CoreRunner:
                 prog.append((_ACQUIRE, side, s.n, AcquireWait(side, s), s.fifo, isinstance(side, ReaderSide), side.ring))
             elif isinstance(s, Release):
                 side = self.sides[s.fifo]
-                prog.append((_RELEASE, side, s.n, side.release))
+                ring = side.ring
+                reader = isinstance(side, ReaderSide)
+                sole = len(ring.readers if reader else ring.writers) == 1  # (the ring's sides are fixed once built)
+                prog.append((_RELEASE, side, s.n, reader, ring, sole))
             elif isinstance(s, Call):
                 plan = CallPlan(s, kernels[s.kernel], self.sides, cost if self.timed else None, self.local)
                 self.calls.append(plan)
@@ -352,8 +355,23 @@ class CoreRunner:
                         while not side.try_acquire(k):
                             yield signal
                         self._stalled(ins[4], t0, engine.now, filling)
-            elif op == _RELEASE:
-                ins[3](ins[2])
+            elif op == _RELEASE:  # ReaderSide.release / WriterSide.release, inlined (one per element)
+                side, k, r = ins[1], ins[2], ins[4]
+                side.held -= k
+                if ins[3]:
+                    c = side.consumed = side.consumed + k
+                    c = c if ins[5] else min(x.consumed for x in r.readers)
+                    if c != r.n_freed:
+                        r.n_freed = c
+                        if r.space._waiters:
+                            r.space.notify()
+                else:
+                    c = side.produced = side.produced + k
+                    c = c if ins[5] else min(x.produced for x in r.writers)
+                    if c != r.n_published:
+                        r.n_published = c
+                        if r.data._waiters:
+                            r.data.notify()
             elif op == _CALL and ins[1].cascades:
                 yield from cascade_call(self, ins[1], ins[2], loopvars, proc, engine)
             elif op == _CALL:
