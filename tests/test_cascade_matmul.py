@@ -179,10 +179,10 @@ def _check_routes_fit(p):
     assert all(n <= dev.link_capacity(*link) for link, n in use.items())
 
 
-@pytest.mark.parametrize(("rows", "cols"), [(8, 8), (10, 8), (12, 8)])
+@pytest.mark.parametrize(("rows", "cols"), [(8, 8), (10, 8), (12, 8), (10, 10)])
 def test_plio_large_grids_plan_route_and_equal_numpy(rows, cols):
-    """8 x 8, 10 x 8 and 12 x 8 chains of 4 (256, 320, 384 cores): up to 80 + 96 PLIO streams, the
-    broadcasts spread over the 34 PL shims so that the routes fit every link; C equals numpy."""
+    """8 x 8, 10 x 8, 12 x 8 and 10 x 10 chains of 4 (256, 320, 384 and all 400 cores): up to 80 + 100 PLIO
+    streams, the broadcasts spread over the 34 PL shims so that the routes fit every link; C equals numpy."""
     M, K, N = rows * 16, 32, cols * 16  # noqa: N806
     d = _design(M, K, N, (rows, cols), 4, plio=True)
     assert len(d.cores) == rows * cols * 4
