@@ -10,11 +10,10 @@ Sources (short names used in the comments):
   [PG4c]   mlir-aie programming guide, section 4c (vector_scalar_mul: 72 cycles
            measured, 32 ideal, for 1024 int16 elements on npu1).
   [I2735]  mlir-aie issue 2735 (whole-array GEMM; "kernels alone at most about 80%").
-  [UG1079] AI Engine kernel guide.
+  [UG1079] AI Engine kernel guide (AIE1; "Floating-Point Operations" for the float unit).
   [UG1603] AI Engine-ML kernel and graph programming guide.
   [AM020]  AIE-ML architecture manual.
   [AM009]  AI Engine (AIE1) architecture manual.
-  [UG1079] AI Engine kernel coding guide (AIE1): "Floating-Point Operations".
   [UG1529] AI Engine API user guide.
   [MA]     Xilinx/mlir-aie sources, the file named (instructions counted per vector).
   [XD100]  Vitis Tutorials: AI Engine Development, the AIE-ML softmax tutorial's

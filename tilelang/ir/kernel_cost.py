@@ -75,7 +75,7 @@ RECIPROCAL_MOVE_OPS = 2
 class Slots:
     """Cycles one kernel occupies each VLIW slot, plus cycles nothing overlaps.
 
-    ``access`` counts the bytes the loads and stores move per tile parameter, so
+    ``scalar`` is the scalar unit (float reciprocals). ``access`` counts the bytes the loads and stores move per tile parameter, so
     that a call whose parameters share a memory bank can be charged for it
     (:func:`call_timing`).
     """
@@ -281,6 +281,8 @@ def _reduce(op: KOp, ctx: OpContext) -> Slots:
     else:
         # Max runs on the vector compare unit at the full vector width ([AM020] "Floating-Point
         # Vector Unit": bf16 "comparison, minimum, and maximum"; AIE1's float unit, 8 lanes).
+        # Its tree steps are taken to wait the float pipeline's depth too: estimate, unconfirmed
+        # (no latency of the compare unit was found).
         lanes, per_vector = ctx.device.vector_lanes(t.dtype), 1
     lanes = min(lanes, t.numel)
     steps = math.ceil(math.log2(lanes)) if lanes > 1 else 0
