@@ -235,18 +235,19 @@ def main(argv: list[str] | None = None) -> int:
                            ("softmax1024x512_npu1", "softmax1024x512_npu2")):
         if source in swept and target in swept:
             transfer(BENCHES[source], swept[source], BENCHES[target], swept[target])
-    print("the bounded sweep (strategy=\"bound\", budget: the whole space) against the exhaustive sweep")
-    print(f"{'space':<22} {'points':>6} {'evaluations':>11} {'planned':>7} {'skipped':>7} {'best':>11} {'optimum':>8} "
-          f"{'proven':>6} {'eval min':>7} {'all min':>7} {'bound s':>8} {'bound > cycles':>7}")
-    for name, results in swept.items():
-        print(bounded(BENCHES[name], results, args.workers), flush=True)
-    print()
-    print("the bounded sweep of the front of cycles and cores (front=\"cores\") against the exhaustive sweep's front")
-    print(f"{'space':<22} {'points':>6} {'evaluations':>11} {'planned':>7} {'skipped':>7} {'front':>5} "
-          f"{'= sweep front':>13} {'proven':>6} {'eval min':>7} {'all min':>7} {'bound s':>8} {'lost':>5}")
-    for name, results in swept.items():
-        print(bounded_front(BENCHES[name], results, args.workers), flush=True)
-    print()
+    common = f"{'space':<22} {'points':>6} {'evaluations':>11} {'planned':>7} {'skipped':>7}"
+    for title, columns, row in (
+            ("the bounded sweep (strategy=\"bound\", budget: the whole space) against the exhaustive sweep",
+             f"{'best':>11} {'optimum':>8} {'proven':>6} {'eval min':>7} {'all min':>7} {'bound s':>8} "
+             f"{'bound > cycles':>7}", bounded),
+            ("the bounded sweep of the front of cycles and cores (front=\"cores\") against the exhaustive sweep's "
+             "front", f"{'front':>5} {'= sweep front':>13} {'proven':>6} {'eval min':>7} {'all min':>7} "
+             f"{'bound s':>8} {'lost':>5}", bounded_front)):
+        print(title)
+        print(f"{common} {columns}")
+        for name, results in swept.items():
+            print(row(BENCHES[name], results, args.workers), flush=True)
+        print()
     if "matmul1024_npu1" not in swept:
         return 1
     if args.live:

@@ -355,10 +355,11 @@ class CoreRunner:
                         while not side.try_acquire(k):
                             yield signal
                         self._stalled(ins[4], t0, engine.now, filling)
-            elif op == _RELEASE:  # ReaderSide.release / WriterSide.release, inlined (one per element)
-                side, k, r = ins[1], ins[2], ins[4]
-                side.held -= k
-                if ins[3]:
+            elif op == _RELEASE:
+                side, k = ins[1], ins[2]
+                if ins[3]:  # ReaderSide.release, inlined: a core frees its inputs most often (once per call)
+                    r = ins[4]
+                    side.held -= k
                     c = side.consumed = side.consumed + k
                     c = c if ins[5] else min(x.consumed for x in r.readers)
                     if c != r.n_freed:
@@ -366,12 +367,7 @@ class CoreRunner:
                         if r.space._waiters:
                             r.space.notify()
                 else:
-                    c = side.produced = side.produced + k
-                    c = c if ins[5] else min(x.produced for x in r.writers)
-                    if c != r.n_published:
-                        r.n_published = c
-                        if r.data._waiters:
-                            r.data.notify()
+                    side.release(k)
             elif op == _CALL and ins[1].cascades:
                 yield from cascade_call(self, ins[1], ins[2], loopvars, proc, engine)
             elif op == _CALL:
