@@ -87,21 +87,34 @@ def _host(design: Design) -> tuple[tuple[int, str], tuple[int, str]]:
     dev = design.device
     ddr = Ddr.for_device(dev)
     stream = stream_bytes_per_cycle(dev)
+    elems = {f.name: f.elem for f in design.fifos}
+    plios: dict[str, int] = {}
+    for d in design.dmas:  # each fifo's PLIO width is its first move's (Design.plio_of), found in one pass
+        for name in d.fifos:
+            plios.setdefault(name, d.plio)
+    shim_rate = min(stream, dev.shim_bandwidth_bytes_per_cycle())
+    # (cycles, DDR bytes charged) of one transfer, per fifo and pattern shape: a design's moves repeat a
+    # few shapes at many offsets, and the cost depends on the shape only
+    per_shape: dict[tuple, tuple[int, float]] = {}
     busy: dict[str, int] = {}
     charged = 0.0
     for d in design.dmas:
+        pattern = d.pattern
         for name in d.fifos:
-            elem = design.fifo(name).elem
-            n = d.pattern.numel // elem.numel
-            plio = design.plio_of(name)
-            if plio:
-                rate = min(stream, dev.plio_bytes_per_cycle(plio))
-            else:
-                run = contiguous_run(d.pattern) * (elem.nbytes // elem.numel)
-                per_transfer, limit = ddr.cost(elem.nbytes, run)
-                rate = min(stream, dev.shim_bandwidth_bytes_per_cycle(), limit)
-                charged += n * per_transfer
-            busy[name] = busy.get(name, 0) + n * transfer_cycles(elem.nbytes, rate)
+            key = (name, pattern.sizes, pattern.strides)
+            got = per_shape.get(key)
+            if got is None:
+                elem, plio = elems[name], plios[name]
+                if plio:
+                    got = (transfer_cycles(elem.nbytes, min(stream, dev.plio_bytes_per_cycle(plio))), 0.0)
+                else:
+                    run = contiguous_run(pattern) * (elem.nbytes // elem.numel)
+                    per_transfer, limit = ddr.cost(elem.nbytes, run)
+                    got = (transfer_cycles(elem.nbytes, min(shim_rate, limit)), per_transfer)
+                per_shape[key] = got
+            n = pattern.numel // elems[name].numel
+            charged += n * got[1]
+            busy[name] = busy.get(name, 0) + n * got[0]
     fifo = max(busy, key=busy.__getitem__, default="")  # (the first of equals in the design's order)
     return ((busy.get(fifo, 0), f"fifo {fifo}'s host transfers, one after another at their fastest rate"),
             (math.ceil(charged / ddr.bytes_per_cycle), "DDR's time for every host transfer's bursts"))
