@@ -110,6 +110,7 @@ def test_bounded_sweep_finds_the_brute_force_optimum_with_fewer_evaluations(brut
     for t in swept.trials:  # the evaluated points give what the brute force gave
         assert t.cycles == by_params[json.dumps(t.params, default=str, sort_keys=True)]
     assert "the best is the space's optimum" in swept.table()
+    assert swept.floor_timeouts == 0 and "time limit stopped" not in swept.table()
 
 
 def test_bounded_sweep_is_deterministic_over_workers(swept: tl.Exploration) -> None:
@@ -228,6 +229,8 @@ def test_a_factory_that_hangs_is_stopped_by_the_time_limit() -> None:
     assert len(hung) == 1 and hung[0].status == "timeout"
     assert ex.best is not None and ex.best.params["n"] == 1
     assert ex.proven is False  # a point stopped by the time limit proves nothing
+    assert ex.floor_timeouts == 1 and "the time limit stopped 1 floor computations" in ex.table()
+    assert tl.Exploration.from_json(ex.to_json()).floor_timeouts == 1
 
 
 def _front(values: list[tuple[int, int]]) -> list[tuple[int, int]]:

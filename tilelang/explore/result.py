@@ -118,6 +118,8 @@ class Exploration:
         bound_seconds: wall seconds spent computing bounds (strategy "bound").
         front: (strategy "bound") "cores" when the sweep proves the Pareto front of cycles and cores
             (``proven`` then means :meth:`pareto` over them is the space's front), else None.
+        floor_timeouts: (strategy "bound") points whose floor ``time_limit`` stopped: they were evaluated
+            instead of bounded (the best and ``proven`` stand; on a faster machine they might be skipped).
     """
 
     trials: list[Trial]
@@ -134,6 +136,7 @@ class Exploration:
     proven: bool | None = None
     bound_seconds: float = 0.0
     front: str | None = None
+    floor_timeouts: int = 0
 
     @property
     def ok_trials(self) -> list[Trial]:
@@ -206,8 +209,10 @@ class Exploration:
             verdict = (f"every point was evaluated or bounded: {what}" if self.proven else
                        "not every point was evaluated or bounded (budget, or a timeout): "
                        f"the {'front' if self.front else 'best'} is not proven")
+            stopped = (f"; the time limit stopped {self.floor_timeouts} floor computations (those points were "
+                       "evaluated instead)" if self.floor_timeouts else "")
             lines.append(f"bounded sweep: {len(self.skipped)} points skipped by their lower bound "
-                         f"({self.bound_seconds:.1f} s computing bounds); {verdict}")
+                         f"({self.bound_seconds:.1f} s computing bounds){stopped}; {verdict}")
         spent = {k: sum(t.metrics.get(k) or 0.0 for t in self.trials) for k in ("plan_seconds", "sim_seconds")}
         if spent["plan_seconds"] or spent["sim_seconds"]:  # (trials recorded without the split show none)
             greedy = ((self.fixed or {}).get("plan") or {}).get("strategy") == "greedy"
@@ -229,7 +234,7 @@ class Exploration:
             "strategy": self.strategy, "proven": self.proven, "bound_seconds": self.bound_seconds,
             "skipped": [{"params": _jsonable(x["params"]), "bound": x["bound"], "cores": x.get("cores")}
                         for x in self.skipped],
-            "front": self.front,
+            "front": self.front, "floor_timeouts": self.floor_timeouts,
             "trials": [t.to_dict() for t in self.trials],
         }, indent=1)
 
@@ -266,7 +271,7 @@ class Exploration:
                        skipped=[{"params": _unjson(x["params"]), "bound": int(x["bound"]), "cores": x.get("cores")}
                                 for x in record.get("skipped", [])],
                        proven=record.get("proven"), bound_seconds=float(record.get("bound_seconds", 0.0)),
-                       front=record.get("front"))
+                       front=record.get("front"), floor_timeouts=int(record.get("floor_timeouts", 0)))
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise TileLangError(f"{where}: not an exploration written by tl.explore's to_json "
                                 f"({type(e).__name__}: {e})") from None

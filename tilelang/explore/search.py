@@ -138,7 +138,7 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
         return Exploration(trials, objective, len(keys), budget, seed, backend_name, evaluated,
                            time.perf_counter() - t0, fixed=dict(space.fixed), strategy=strategy,
                            skipped=sweep.skipped(), proven=sweep.proven(done),
-                           bound_seconds=sweep.seconds, front=front)
+                           bound_seconds=sweep.seconds, front=front, floor_timeouts=sweep.floor_timeouts)
     features = _point_features(space, estimates) if warm is not None else {}
     evaluated = 0
     try:
@@ -227,6 +227,8 @@ class _BoundSweep:
         self.time_limit = time_limit
         self.pos = 0
         self.seconds = 0.0
+        #: points whose floor computation the time limit stopped (they are evaluated instead of bounded)
+        self.floor_timeouts = 0
 
     def _compute(self, keys: Sequence[Key]) -> None:
         """The bounds of ``keys`` (those not known yet), split over the workers, one child process each."""
@@ -249,6 +251,8 @@ class _BoundSweep:
         self.seconds += time.perf_counter() - t0
         for i, r in enumerate(results):  # a part past its time limit: no bounds (its points are evaluated)
             none = [None] * len(parts[i])
+            if r.get("status") == "timeout":  # the safety net fired: reported (Exploration.floor_timeouts)
+                self.floor_timeouts += len(parts[i])
             for k, b, c in zip(todo[i::n], r.get("bounds") or none, r.get("cores") or none, strict=True):
                 self.bounds[k] = b
                 self.cores[k] = c
