@@ -1,6 +1,7 @@
 """Placing the large PLIO-fed cascade GEMMs on the xcvc1902: the placement ILP against the greedy placement.
 
-Run: ``.venv/bin/python benchmarks/plio_place_bench.py [--grids 8x8:512,10x8:640,12x8:768] [--strategies ilp,greedy]``.
+Run: ``.venv/bin/python benchmarks/plio_place_bench.py [--grids 8x8:512,10x8:640,12x8:768,10x10:640]
+[--strategies ilp,greedy]``.
 
 Each row plans ``tl.library.matmul(S, S, S, cascade=4, plio=True, cores=(R, Q))`` (R x Q chains of 4 cores)
 with one strategy (``time_limit=TIME_LIMIT``; a safety net that fires is a PlanWarning, counted in the row),
@@ -24,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tilelang as tl  # noqa: E402
 
 DEV = "xcvc1902"
-#: tl.plan's time_limit: far above what the placement needs; the routing ILP of the 320- and 384-core
+#: tl.plan's time_limit: far above what the placement needs; the routing ILP of the 320- to 400-core
 #: designs reaches its share of it (a PlanWarning, counted in the row).
 TIME_LIMIT = 600
 
@@ -61,7 +62,7 @@ def row(rows: int, cols: int, size: int, strategy: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--grids", default="8x8:512,10x8:640,12x8:768", help="RxQ:size, comma-separated")
+    ap.add_argument("--grids", default="8x8:512,10x8:640,12x8:768,10x10:640", help="RxQ:size, comma-separated")
     ap.add_argument("--strategies", default="greedy,ilp", help="comma-separated tl.plan strategies")
     args = ap.parse_args(argv)
     print(f"{'grid':<7} {'cores':>5} {'size':>5} {'plan':<7} {'s':>7} {'place s':>7} {'route s':>7}  "

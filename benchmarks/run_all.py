@@ -20,7 +20,7 @@ runs while some are still being written):
 - ``tenancy_bench.py``: co-location on column partitions, serving policies, horizontal fusion;
 - ``passes_bench.py``: the passes of ``tl.passes`` (packing, scheduling, double buffering, redundant transfers).
 - ``plio_bench.py``: AIE1 host moves by NoC shim DMA against PLIO streams (docs/plio.md).
-- ``plio_place_bench.py``: the placement ILP against the greedy placement on 256- to 384-core PLIO-fed cascade
+- ``plio_place_bench.py``: the placement ILP against the greedy placement on 256- to 400-core PLIO-fed cascade
   GEMMs (docs/plio.md "Placing the PL shim ends").
 
 Each runs with this interpreter, from the repository root, its output shown
