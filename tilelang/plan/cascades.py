@@ -188,10 +188,12 @@ def _packs(lengths: list[int], runs: list[int]) -> bool:
         return True
     if len(set(lengths)) == 1:
         return sum(r // lengths[0] for r in runs) >= len(lengths)
-    if sum(lengths) > sum(runs):
-        return False
     todo = sorted(lengths, reverse=True)
     room = sorted(runs, reverse=True)
+    if sum(todo) > sum(room) or not room or todo[0] > room[0]:
+        return False
+    if _first_fit(todo, list(room)):  # the common case, without a search
+        return True
     steps = [0]
 
     def place(i: int) -> bool:
@@ -212,6 +214,16 @@ def _packs(lengths: list[int], runs: list[int]) -> bool:
         return False
 
     return place(0)
+
+
+def _first_fit(todo: list[int], room: list[int]) -> bool:
+    """Whether first fit, longest chain first, puts every chain of ``todo`` in a run of ``room`` (changed)."""
+    for n in todo:
+        j = next((j for j, r in enumerate(room) if r >= n), None)
+        if j is None:
+            return False
+        room[j] -= n
+    return True
 
 
 def _fits(paths: list[list[Coord]], taken: set[Coord], later: list[int]) -> Callable[[list[Coord]], bool]:
