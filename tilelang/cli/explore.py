@@ -80,9 +80,6 @@ def run(args: argparse.Namespace) -> int:
     best = ex.best
     if best is not None:
         print(f"best: trial {best.number}, {best.metrics[args.objective]} {args.objective}")
-    if args.front is not None:
-        for t in ex.pareto(["cycles", args.front]):
-            print(f"front: trial {t.number}, {t.metrics['cycles']} cycles on {t.metrics[args.front]} {args.front}")
     for p in plots:
         print(f"wrote {p}")
     return 0

@@ -213,6 +213,10 @@ class Exploration:
                        "evaluated instead)" if self.floor_timeouts else "")
             lines.append(f"bounded sweep: {len(self.skipped)} points skipped by their lower bound "
                          f"({self.bound_seconds:.1f} s computing bounds){stopped}; {verdict}")
+            if self.front is not None:
+                for t in self.pareto(["cycles", self.front]):
+                    lines.append(f"front: trial {t.number}, {t.metrics['cycles']} cycles on {t.metrics[self.front]} "
+                                 f"{self.front}  {fmt_params(t.params)}")
         spent = {k: sum(t.metrics.get(k) or 0.0 for t in self.trials) for k in ("plan_seconds", "sim_seconds")}
         if spent["plan_seconds"] or spent["sim_seconds"]:  # (trials recorded without the split show none)
             greedy = ((self.fixed or {}).get("plan") or {}).get("strategy") == "greedy"
