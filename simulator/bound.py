@@ -87,11 +87,6 @@ def _host(design: Design) -> tuple[tuple[int, str], tuple[int, str]]:
     dev = design.device
     ddr = Ddr.for_device(dev)
     stream = stream_bytes_per_cycle(dev)
-    elems = {f.name: f.elem for f in design.fifos}
-    plios: dict[str, int] = {}
-    for d in design.dmas:  # each fifo's PLIO width is its first move's (Design.plio_of), found in one pass
-        for name in d.fifos:
-            plios.setdefault(name, d.plio)
     shim_rate = min(stream, dev.shim_bandwidth_bytes_per_cycle())
     # (cycles, DDR bytes charged) of one transfer, per fifo and pattern shape: a design's moves repeat a
     # few shapes at many offsets, and the cost depends on the shape only
@@ -104,7 +99,7 @@ def _host(design: Design) -> tuple[tuple[int, str], tuple[int, str]]:
             key = (name, pattern.sizes, pattern.strides)
             got = per_shape.get(key)
             if got is None:
-                elem, plio = elems[name], plios[name]
+                elem, plio = design.fifo(name).elem, design.plio_of(name)
                 if plio:
                     got = (transfer_cycles(elem.nbytes, min(stream, dev.plio_bytes_per_cycle(plio))), 0.0)
                 else:
@@ -112,7 +107,7 @@ def _host(design: Design) -> tuple[tuple[int, str], tuple[int, str]]:
                     per_transfer, limit = ddr.cost(elem.nbytes, run)
                     got = (transfer_cycles(elem.nbytes, min(shim_rate, limit)), per_transfer)
                 per_shape[key] = got
-            n = pattern.numel // elems[name].numel
+            n = pattern.numel // design.fifo(name).elem.numel
             charged += n * got[1]
             busy[name] = busy.get(name, 0) + n * got[0]
     fifo = max(busy, key=busy.__getitem__, default="")  # (the first of equals in the design's order)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -174,9 +175,9 @@ class CallPlan:
         self.traced = self._compiled is not None and self._cost is not None
         #: per element argument: (side, index, whether the side writes, ring), to find its slot with no call
         self.slotters = [(side, idx, isinstance(side, WriterSide), side.ring) for _, side, idx in self.elems]
-        #: (cycles, timing, the banks of the call some DMA transfer can touch, the direct step's arguments)
-        #: per tuple of slots
-        self.entries: dict[tuple[int, ...], tuple[int, CallTiming, tuple, list | None]] = {}
+        #: (cycles, timing, the banks of the call some DMA transfer can touch, the fused step on those
+        #: slots' buffers) per tuple of slots
+        self.entries: dict[tuple[int, ...], tuple[int, CallTiming, tuple, Callable[[], None] | None]] = {}
         #: the compiled kernel's fused GEMM step when every argument is an element (no loop variable,
         #: affine expression, constant or local buffer): :meth:`compute` calls it with the buffers directly
         fused = self._compiled.fused if self._compiled is not None else None
@@ -223,30 +224,27 @@ class CallPlan:
             return 0, None
         return extern_cycles(k, tuple(v if v.ndim else v[()] for v in args)), None  # type: ignore[union-attr]
 
-    def entry(self, key: tuple[int, ...], contention: Contention | None) -> tuple[int, CallTiming, tuple, list | None]:
+    def entry(self, key: tuple[int, ...],
+              contention: Contention | None) -> tuple[int, CallTiming, tuple, Callable[[], None] | None]:
         """(cycles, timing, banks, direct) of a traced kernel's call on the buffer slots ``key``, kept in
         ``entries``: ``banks`` are the call's banks some DMA transfer can touch (``Contention.dma_banks``;
-        the call is charged on no other, so only these are registered); ``direct`` the arguments of the
-        fused step when the kernel has one (the slots' buffers: the same arrays on every call), else None."""
+        the call is charged on no other, so only these are registered); ``direct`` the kernel's fused step
+        bound to the slots' buffers (the same arrays on every call) when it has one, else None."""
         t = self._costs.get(key)
         if t is None:
             t = self._costs[key] = self._cost(key)  # type: ignore[misc]
         banks = contention.records(b for b in t.banks if b in contention.dma_banks) if contention is not None else ()
         direct = None
         if self._direct is not None:
-            direct = [src.ring.bufs[s] for (_, src, _), s in zip(self._elem_pos, key, strict=True)]  # type: ignore[union-attr]
+            buffers = [src.ring.bufs[s] for (_, src, _), s in zip(self._elem_pos, key, strict=True)]  # type: ignore[union-attr]
+            direct = partial(self._direct, None, buffers)
         got = self.entries[key] = (t.cycles, t, banks, direct)
         return got
 
     def compute(self, loopvars: list[int], key: tuple[int, ...]) -> None:
         """Compute a compiled kernel's call in place, its element arguments in the buffer slots ``key``
-        (:meth:`execute`'s data part; numpy's floating-point warnings silenced by the caller)."""
-        if self._direct is not None:  # every argument an element, the kernel one step (a GEMM's call)
-            args = []
-            for (_, src, _), s in zip(self._elem_pos, key, strict=False):  # (one slot per element argument)
-                args.append(src.ring.bufs[s])  # type: ignore[union-attr]
-            self._direct(None, args)
-            return
+        (:meth:`execute`'s data part; numpy's floating-point warnings silenced by the caller). A kernel
+        with a fused step runs through its entry's ``direct`` instead."""
         args = list(self._args)
         j = 0
         for i, src, idx in self._elem_pos:
@@ -382,8 +380,8 @@ class CoreRunner:
                         got = plan.entry(key, contention)
                     cycles, timing, banks, direct = got
                     if data:
-                        if direct is not None:  # (compute's first case, without the call)
-                            plan._direct(None, direct)
+                        if direct is not None:  # every argument an element, the kernel one step (a GEMM's call)
+                            direct()
                         else:
                             plan.compute(loopvars, key)
                 else:

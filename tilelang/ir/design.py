@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from tilelang.devices import Device
 from tilelang.errors import DesignError
@@ -473,13 +474,23 @@ class Design:
 
     def plio_of(self, fifo: str) -> int:
         """The PLIO width in bits of ``fifo``'s host moves (0: none, or moved by a NoC shim's DMA)."""
-        return next((d.plio for d in self.dmas if fifo in d.fifos), 0)
+        return self._plio_widths.get(fifo, 0)
+
+    @cached_property
+    def _plio_widths(self) -> dict[str, int]:
+        """Each fifo's PLIO width, its first host move's (one pass over the moves; a design is immutable)."""
+        widths: dict[str, int] = {}
+        for d in self.dmas:
+            for name in d.fifos:
+                widths.setdefault(name, d.plio)
+        return widths
 
     def fifo(self, name: str) -> Fifo:
-        for f in self.fifos:
-            if f.name == name:
-                return f
-        raise KeyError(name)
+        return self._fifos_by_name[name]
+
+    @cached_property
+    def _fifos_by_name(self) -> dict[str, Fifo]:
+        return {f.name: f for f in self.fifos}
 
     def cascade(self, name: str) -> Cascade:
         for c in self.cascades:
