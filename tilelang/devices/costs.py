@@ -211,7 +211,7 @@ AIE2_FLOAT = FloatUnit(
 AIE2P_FLOAT = FloatUnit(
     lanes=16,  # estimate, unconfirmed: AIE2's (no AIE2P float-unit figure found)
     latency=6,  # estimate, unconfirmed: AIE2's
-    shared_issue=False,
+    shared_issue=False,  # estimate, unconfirmed: AIE2's separate multiplier and add/compare units
     bf16_convert_ops=1,  # as AIE2 ([MA] aie_kernels/aie2p/softmax.cc: to_vector after each op)
     # [MA] aie_kernels/aie2p/exp2_poly.h: "an f32 aie::mul is emulated with 32-lane bf16 products";
     # the count of partial products is AIE2's estimate.
