@@ -18,10 +18,11 @@ from simulator.host import Host, HostMove
 from simulator.memory import Ddr, ReaderSide, Ring, WriterSide
 from simulator.network import Busy, Network
 from simulator.result import Trace
-from tilelang.errors import SimulationError
+from tilelang.errors import PlanError, SimulationError
 from tilelang.ir.design import Core, Design, Fifo, Link, LinkKind
 from tilelang.ir.kernel import Kernel
 from tilelang.ir.plan import Coord, FifoEnd, Plan
+from tilelang.ir.sequence import host_sequence
 from tilelang.ir.verify import core_ports
 
 Side = WriterSide | ReaderSide
@@ -278,3 +279,8 @@ class World:
             fifo = self.fifo_decl[d.fifos[0]]
             move = HostMove(d, self.tensors[d.tensor] if self.data else None, fifo.elem.numel, fifo.elem.nbytes)
             self.host.add(move)
+        if self.device.host_sequence:
+            try:
+                self.host.follow(host_sequence(self.plan))
+            except PlanError as e:
+                raise SimulationError(f"the plan's runtime sequence: {e}") from None

@@ -111,8 +111,18 @@ def explain(now: int, procs: list[Process], host: Host, tiles: dict[str, object]
         lines.append(f"  core {p.name[5:]!r} on tile {tiles.get(p.name)}: {p.reason()}")
     for p in dmas:
         lines.append(f"  DMA of fifo {p.name[4:]!r}: {p.reason()}")
+    unpushed = [m for m in moves if m.issued_at is None and not m.pushed]
     for m in moves:
-        lines.append(f"  host move {m.dma.name!r} ({_move_text(m)}): {_move_state(m)}")
+        if m.issued_at is not None or m.pushed:
+            lines.append(f"  host move {m.dma.name!r} ({_move_text(m)}): {_move_state(m)}")
+    if unpushed:
+        names = ", ".join(repr(m.dma.name) for m in unpushed[:4]) + (", ..." if len(unpushed) > 4 else "")
+        lines.append(f"  {len(unpushed)} host move(s) not yet pushed by the runtime sequence: {names}")
+    if host.waiting is not None:
+        w = host.waiting
+        later = host.commands_left() - 1
+        lines.append(f"  runtime sequence: dma_wait for dma {w.dma.name!r} (fifo {w.fifo!r}, shim channel "
+                     f"{w.channel}) to complete; {later} later command(s) not run")
     cycle = _find_cycle(graph)
     if cycle:
         lines.append("wait cycle: " + " -> ".join(cycle))

@@ -32,6 +32,7 @@ from simulator.engine import Engine, Signal
 from tilelang.errors import SimulationError
 from tilelang.ir.design import Dma
 from tilelang.ir.pattern import AccessPattern
+from tilelang.ir.sequence import Channel, HostSequence, Push, Transfer, Wait
 
 
 class HostMove:
@@ -249,6 +250,8 @@ class HostQueue:
         m.unsent -= 1
         if not m.unsent:
             self.host.complete(m)
+        elif m.sent[self.fifo] == m.total:
+            self.host.fifo_sent(m)
 
     # from-device
     def reserve(self) -> int:
@@ -269,12 +272,18 @@ class HostQueue:
 class Host:
     """Issues and completes the runtime sequence.
 
+    On a device with a runtime sequence the command processor runs the plan's
+    commands (``tilelang/ir/sequence.py``, the ones the MLIR backend writes) one
+    after another: a push takes ``issue`` cycles, a wait holds every later command
+    until its transfer has completed. Without one, every move is pushed at the start.
+
     Attributes:
         moves: every move, in program order.
         queues: (fifo, to_device) -> queue.
         issue: cycles to write one move's BD and push its task (0: static BDs).
-        queue_depth: pushed, uncompleted moves one fifo's channel holds (0: no limit).
+        queue_depth: pushed, uncompleted transfers one shim channel holds (0: no limit).
         latency: cycles from a to-device move's start to its first data.
+        waiting: the transfer the command processor waits for, or None.
     """
 
     def __init__(self, engine: Engine, on_complete: Callable[[HostMove], None], issue: int = 0,
@@ -286,10 +295,14 @@ class Host:
         self.issue = issue
         self.queue_depth = queue_depth
         self.latency = latency
-        self._next = 0
-        self._cp_free = 0
-        self._queued: dict[tuple[str, bool], int] = {}
-        self._parked: dict[tuple[str, bool], list[HostMove]] = {}
+        self.commands: tuple[Push | Wait, ...] | None = None
+        self.waiting: Transfer | None = None
+        self._pc = 0
+        self._move_of: dict[int, HostMove] = {}  # id(dma) -> its move
+        self._parts: dict[int, list[Transfer]] = {}  # id(move) -> its transfers not yet pushed
+        self._open_parts: dict[int, list[Transfer]] = {}  # id(move) -> its pushed, uncompleted transfers
+        self._queued: dict[Channel, int] = {}
+        self._running = False
 
     def queue(self, fifo: str, to_device: bool) -> HostQueue:
         key = (fifo, to_device)
@@ -302,47 +315,93 @@ class Host:
         for f in move.fifos:
             for prev in reversed(self.moves):
                 if f in prev.fifos:
-                    if prev not in move.waiting_on:
-                        move.waiting_on.append(prev)
-                        prev.dependents.append(move)
+                    self._depend(move, prev)
                     break
             self.queue(f, move.to_device).moves.append(move)
         self.moves.append(move)
+        self._move_of[id(move.dma)] = move
+
+    def _depend(self, move: HostMove, prev: HostMove) -> None:
+        if prev is not move and prev not in move.waiting_on:
+            move.waiting_on.append(prev)
+            prev.dependents.append(move)
+
+    def follow(self, sequence: HostSequence) -> None:
+        """Run ``sequence``'s commands (added moves only; a move none of whose transfers the sequence
+        holds, a PLIO stream, is pushed at the start). A transfer also waits for the one before it on
+        its shim channel, which runs its tasks in order."""
+        self.commands = sequence.commands
+        last: dict[Channel, HostMove] = {}
+        for t in sequence.transfers:
+            m = self._move_of[id(t.dma)]
+            self._parts.setdefault(id(m), []).append(t)
+            if t.channel in last:
+                self._depend(m, last[t.channel])
+            last[t.channel] = m
 
     def start(self) -> None:
-        """Start pushing the sequence (call at the start of the run)."""
-        self._pump()
+        """Start the sequence (call at the start of the run)."""
+        for m in self.moves:
+            if id(m) not in self._parts:
+                m.issue_start = self.engine.now
+                self._pushed(m)
+        self._run()
 
-    def _keys(self, m: HostMove) -> list[tuple[str, bool]]:
-        return [(f, m.to_device) for f in m.fifos]
-
-    def _pump(self) -> None:
-        """Push every move, in program order, whose channels' task queues have room; a move
-        whose queue is full waits for a slot on it while later moves are pushed."""
-        while self._next < len(self.moves):
-            m = self.moves[self._next]
-            self._next += 1
-            self._try_push(m)
-
-    def _full(self, m: HostMove) -> tuple[str, bool] | None:
-        if not self.queue_depth:
-            return None
-        return next((k for k in self._keys(m) if self._queued.get(k, 0) >= self.queue_depth), None)
-
-    def _try_push(self, m: HostMove) -> None:
-        full = self._full(m)
-        if full is not None:
-            self._parked.setdefault(full, []).append(m)
+    def _run(self) -> None:
+        """Run commands from the current one until a push takes time or a wait must wait."""
+        if self._running:
             return
-        for k in self._keys(m):
-            self._queued[k] = self._queued.get(k, 0) + 1
-        now = self.engine.now
-        m.issue_start = max(now, self._cp_free)
-        if self.issue:
-            self._cp_free = m.issue_start + self.issue
-            self.engine.schedule(self._cp_free - now, lambda: self._pushed(m))
-        else:
+        self._running = True
+        try:
+            self._commands()
+        finally:
+            self._running = False
+
+    def _commands(self) -> None:
+        cmds = self.commands or ()
+        while self._pc < len(cmds):
+            c = cmds[self._pc]
+            if isinstance(c, Wait):
+                m = self._move_of[id(c.transfer.dma)]
+                if not self._done(m, c.transfer):
+                    self.waiting = c.transfer
+                    return
+                self._pc += 1
+                continue
+            self._pc += 1
+            m = self._move_of[id(c.transfer.dma)]
+            ch = c.transfer.channel
+            n = self._queued.get(ch, 0)
+            if self.queue_depth and n >= self.queue_depth:
+                raise SimulationError(f"the runtime sequence pushes dma {m.dma.name!r} onto shim channel {ch} "
+                                      f"holding {n} uncompleted tasks; its queue holds {self.queue_depth}")
+            self._queued[ch] = n + 1
+            self._open_parts.setdefault(id(m), []).append(c.transfer)
+            parts = self._parts[id(m)]
+            parts.remove(c.transfer)
+            if not parts:
+                m.issue_start = self.engine.now
+            if not self.issue:
+                if not parts:
+                    self._pushed(m)
+                continue
+            last = not parts
+            self.engine.schedule(self.issue, lambda m=m, last=last: self._after_push(m, last))
+            return
+
+    def commands_left(self) -> int:
+        """Commands of the sequence not yet run to their end (a wait waiting counts)."""
+        return len(self.commands or ()) - self._pc
+
+    def _after_push(self, m: HostMove, last: bool) -> None:
+        if last:
             self._pushed(m)
+        self._run()
+
+    def _done(self, m: HostMove, t: Transfer) -> bool:
+        if m.complete:
+            return True
+        return m.to_device and all(m.sent[f] == m.total for f in t.fifos)
 
     def _pushed(self, m: HostMove) -> None:
         m.pushed = True
@@ -371,17 +430,32 @@ class Host:
         if m.total == 0:
             self.complete(m)
 
+    def fifo_sent(self, m: HostMove) -> None:
+        """A to-device move has sent its last element into one of its fifos: a transfer of
+        it may have completed (its other fifos may still be sending)."""
+        self._settle(m)
+
     def complete(self, m: HostMove) -> None:
         m.completed_at = self.engine.now
         self.on_complete(m)
-        for k in self._keys(m):
-            self._queued[k] -= 1
+        self._settle(m)
         for d in m.dependents:
             if d.pushed and all(p.complete for p in d.waiting_on):
                 self._open(d, idle=False)
         for f in m.fifos:
             self.queues[(f, m.to_device)].issued.notify()
-        for k in self._keys(m):
-            parked = self._parked.get(k)
-            while parked and self._queued.get(k, 0) < self.queue_depth:
-                self._try_push(parked.pop(0))
+
+    def _settle(self, m: HostMove) -> None:
+        """Free the queue slots of ``m``'s completed transfers; resume a command processor waiting on one."""
+        parts = self._open_parts.get(id(m))
+        if not parts:
+            return
+        for t in [t for t in parts if self._done(m, t)]:
+            parts.remove(t)
+            self._queued[t.channel] -= 1
+            if self.waiting is t:
+                self.waiting = None
+                self._pc += 1
+                if self._running:
+                    return  # the loop running the commands goes on from the next one
+                self._run()

@@ -165,7 +165,9 @@ class Stats:
 
     Utilisation is one thing everywhere: busy cycles over the run's cycles (:data:`UTILISATION`).
         fifos: per streamed fifo.
-        moves: per host move: issue and completion cycles, bytes.
+        moves: per host move: the cycle the runtime sequence began pushing it (``pushed``), the cycle
+            its transfer began (``issued``: pushed and its fifo's earlier moves done), completion
+            cycle, bytes.
         ddr_bytes_read / ddr_bytes_written: host memory traffic.
         events: simulation events processed.
         cascades: per cascade (busy while a tile moves over it).

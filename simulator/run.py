@@ -226,4 +226,6 @@ def _move_label(m: HostMove) -> str:
 
 
 def _move(m: HostMove) -> dict:
-    return {"issued": m.issued_at, "completed": m.completed_at, "bytes": m.nbytes, "elements": m.total}
+    pushed = m.issue_start if m.pushed else None
+    return {"pushed": pushed, "issued": m.issued_at, "completed": m.completed_at, "bytes": m.nbytes,
+            "elements": m.total}

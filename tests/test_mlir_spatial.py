@@ -68,8 +68,8 @@ CHECK: "aie.end"() : () -> ()
 CHECK: }) {stack_size = 1024 : i32} : (index) -> index
 CHECK: "aie.runtime_sequence"() ({
 CHECK: ^bb0(%[[AT:.*]]: memref<4096xi32>, %[[CT:.*]]: memref<4096xi32>):
-CHECK: "aiex.npu.dma_memcpy_nd"(%[[CT]]) {id = 8 : i64, issue_token = true, metadata = @c_out, operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 1, 1, 1, 4096>, static_strides = array<i64: 0, 0, 0, 1>}
 CHECK: "aiex.npu.dma_memcpy_nd"(%[[AT]]) {id = 0 : i64, issue_token = true, metadata = @a_in,
+CHECK: "aiex.npu.dma_memcpy_nd"(%[[CT]]) {id = 8 : i64, issue_token = true, metadata = @c_out, operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 1, 1, 1, 4096>, static_strides = array<i64: 0, 0, 0, 1>}
 CHECK: "aiex.npu.dma_wait"() {symbol = @a_in}
 CHECK: "aiex.npu.dma_wait"() {symbol = @c_out}
 CHECK: }) {sym_name = "sequence"} : () -> ()
@@ -314,16 +314,20 @@ def test_aie1_registered_buffers_are_each_host_fifo_ends_moves_in_program_order(
     assert got == want
 
 
-def test_gemm_issues_its_output_move_before_the_inputs_that_fill_it() -> None:
-    """A core blocked on a full output fifo stops consuming inputs: the output must be posted first."""
+def test_gemm_posts_its_output_move_before_the_sequence_waits_on_an_input() -> None:
+    """A core blocked on a full output fifo stops consuming inputs: the output must be posted before the
+    sequence waits for an input to complete."""
     module = emit_mlir(planned("gemm", "npu1"), as_module=True)
     seq = next(op for op in _device_ops(module) if op.operation.name == "aie.runtime_sequence")
-    names = [
-        str(o.operation.attributes["metadata"].value)
-        for o in seq.regions[0].blocks[0].operations
-        if o.operation.name == "aiex.npu.dma_memcpy_nd"
-    ]
-    assert names[0] == "c_out"
+    ops = []
+    for o in seq.regions[0].blocks[0].operations:
+        name = o.operation.name
+        if name in ("aiex.npu.dma_memcpy_nd", "aiex.npu.dma_wait"):
+            key = "metadata" if name == "aiex.npu.dma_memcpy_nd" else "symbol"
+            ops.append((name, str(o.operation.attributes[key].value)))
+    first_wait = next(i for i, (name, _) in enumerate(ops) if name == "aiex.npu.dma_wait")
+    assert ("aiex.npu.dma_memcpy_nd", "c_out") in ops[:first_wait]
+    names = [sym for name, sym in ops if name == "aiex.npu.dma_memcpy_nd"]
     assert names.count("a_in") == names.count("b_in") == 4
 
 

@@ -20,7 +20,9 @@ from simulator.engine import Engine
 from simulator.host import Host, HostMove, contiguous_run
 from simulator.memory import Ddr
 from tilelang.devices.spec import HostMemory
+from tilelang.errors import SimulationError
 from tilelang.ir.pattern import AccessPattern
+from tilelang.ir.sequence import HostSequence, Push, Transfer, Wait
 
 
 def T(nbytes: int, rate: float = 4.0) -> int:
@@ -188,19 +190,39 @@ def _move(name: str, fifo: str) -> HostMove:
     return HostMove(dma, None, 4, 16)  # type: ignore[arg-type]
 
 
-def test_a_full_task_queue_holds_its_move_while_later_moves_are_pushed():
+def test_a_wait_stops_the_command_processor_until_its_transfer_completes():
     eng = Engine()
     host = Host(eng, lambda m: None, issue=10, queue_depth=2, latency=0)
     m0, m1, m2, other = _move("m0", "f"), _move("m1", "f"), _move("m2", "f"), _move("g0", "g")
     for m in (m0, m1, m2, other):
         host.add(m)
+    ch_f, ch_g = ((0, 0), "mm2s", 0), ((0, 0), "mm2s", 1)
+    t0, t1, t2, tg = (Transfer(i, m.dma, m.fifos, ch) for i, (m, ch) in
+                      enumerate(((m0, ch_f), (m1, ch_f), (m2, ch_f), (other, ch_g))))
+    # f's ring is two deep: its third push waits for its first transfer, and so does every later command
+    host.follow(HostSequence((t0, t1, t2, tg), (Push(t0, 0, True), Push(t1, 1, False), Wait(t0), Push(t2, 0, False),
+                                                Push(tg, 2, False)), {ch_f: 2, ch_g: 2}))
     eng.schedule(0, host.start)
     eng.schedule(100, lambda: host.complete(m0))
     eng.run()
-    # m0 and m1 fill f's queue (two deep); m2 waits for a slot while g0 is pushed after m1.
-    assert [m.issue_start for m in (m0, m1, other)] == [0, 10, 20]
-    # m0 completing at 100 frees a slot: m2 is issued then, and starts once m1 completes.
-    assert m2.pushed and m2.issue_start == 100 and m2.issued_at is None
+    assert [m.issue_start for m in (m0, m1, m2, other)] == [0, 10, 100, 110]
+    assert host.waiting is None and host.commands_left() == 0
+    # m2 starts once m1, before it on f, completes
+    assert m2.pushed and m2.issued_at is None
     eng.schedule(0, lambda: host.complete(m1))
     eng.run()
     assert m2.issued_at == eng.now and m2.ready
+
+
+def test_a_push_onto_a_full_queue_is_an_error():
+    eng = Engine()
+    host = Host(eng, lambda m: None, issue=10, queue_depth=1, latency=0)
+    m0, m1 = _move("m0", "f"), _move("m1", "f")
+    for m in (m0, m1):
+        host.add(m)
+    ch = ((0, 0), "mm2s", 0)
+    t0, t1 = Transfer(0, m0.dma, m0.fifos, ch), Transfer(1, m1.dma, m1.fifos, ch)
+    host.follow(HostSequence((t0, t1), (Push(t0, 0, False), Push(t1, 1, False)), {ch: 1}))
+    eng.schedule(0, host.start)
+    with pytest.raises(SimulationError, match="holding 1 uncompleted tasks; its queue holds 1"):
+        eng.run()

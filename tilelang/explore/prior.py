@@ -83,8 +83,9 @@ def softmax_estimate(kwargs: dict[str, Any]) -> float | None:
     plus its input's move, the next input and the last output moving together). On top of that rate, what
     the simulator charges the host side (``simulator.cost.host_sequence_cycles``, ``simulator.memory.Ddr``):
 
-    - the runtime sequence issues the moves one after another (inputs first, then outputs, each cut to
-      what one shim BD walks, ``_fit``), a to-device move's first data a burst latency after its issue;
+    - the runtime sequence pushes the moves one after another, every channel's first part, then every
+      channel's second (inputs first, then outputs; a move is cut to what one shim BD walks, ``_fit``),
+      a to-device move's first data a burst latency after its push;
     - every shim transfer reserves its bursts' time on the DDR, one server shared by all channels, in the
       order the transfers start.
 
@@ -149,12 +150,12 @@ def softmax_estimate(kwargs: dict[str, Any]) -> float | None:
     ddr = Ddr.for_device(dev)
     charged, limit = ddr.cost(nbytes, run)
     tau = float(transfer_cycles(nbytes, min(stream, limit)))
-    issue, queue, latency = host_sequence_cycles(dev)
+    issue, _, latency = host_sequence_cycles(dev)
     fill = tau + kernel + (2 * move if size > 1 else 0)  # a chunk in (through the memtile), its call, its result
     part = (np.arange(rounds) * parts) // rounds  # the move each round's transfer belongs to
     g = np.arange(channels)[:, None]
-    start_in = _paced(_issued(part, g, 0, channels, parts, queue) * issue + latency, per_round)
-    start_out = _paced(np.maximum(_issued(part, g, channels, channels, parts, queue) * issue, start_in + fill),
+    start_in = _paced(_issued(part, g, 0, channels) * issue + latency, per_round)
+    start_out = _paced(np.maximum(_issued(part, g, channels, channels) * issue, start_in + fill),
                        per_round)
     starts = np.sort(np.concatenate([start_in.ravel(), start_out.ravel()]))
     work = charged / ddr_bytes_per_cycle(dev)
@@ -162,16 +163,13 @@ def softmax_estimate(kwargs: dict[str, Any]) -> float | None:
     return max(served, float(start_out.max()) + tau)
 
 
-def _issued(part: np.ndarray, channel: np.ndarray, first: int, channels: int, parts: int,
-            queue: int) -> np.ndarray:
-    """How many moves the runtime sequence has issued once it issues part ``part`` of a channel's move
-    (``first + channel``: inputs first, then outputs, each channel's parts in a row). A channel's task queue
-    holds ``queue`` parts (0: any number); the processor pushes past a full queue, so the parts beyond the
-    first ``queue`` are issued a part per channel at a time."""
-    q = min(parts, queue) if queue else parts
-    total = 2 * channels
-    head = (first + channel) * q + np.minimum(part, q - 1) + 1
-    return np.where(part < q, head, total * q + (part - q) * total + first + channel + 1)
+def _issued(part: np.ndarray, channel: np.ndarray, first: int, channels: int) -> np.ndarray:
+    """How many moves the runtime sequence has pushed once it pushes part ``part`` of a channel's move
+    (``first + channel``: inputs first, then outputs). The sequence pushes the fifos together
+    (``tilelang.ir.sequence.issue_order``): every channel's first part, in program order, then every
+    channel's second, and so on. (A push past a channel's ring waits for that channel's earlier part to
+    complete; the estimate does not charge that wait.)"""
+    return part * 2 * channels + first + channel + 1
 
 
 def _paced(ready: np.ndarray, period: float) -> np.ndarray:

@@ -1,0 +1,183 @@
+"""The runtime sequence: what the emitted MLIR pushes and waits for, and that the simulator runs it.
+
+The emitted ``aie.runtime_sequence`` is read back from the MLIR text: each
+``dma_memcpy_nd`` (its symbol, BD id, token) and each ``dma_wait``. The checks
+hold the text to the hardware's rules as mlir-aie lowers them (a wait is an
+``npu.sync`` taking one task-completion token of its channel; AM020: a shim
+channel queues four tasks; a BD id is not rewritten while a task may still use
+it), and the simulator's run to the text's order: a push after a wait starts
+no earlier than the waited transfer completed.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import tilelang as tl
+from tilelang.ir import sequence as seq_mod
+from tilelang.ir.sequence import host_end
+
+#: AM020 "Array Interface DMA Memory Mapped AXI4 Master Interface": "queue depth is four tasks per channel".
+AM020_TASK_QUEUE = 4
+
+OP = re.compile(r'"aiex\.npu\.(dma_memcpy_nd|dma_wait)"\((%\w+)?\) \{([^}]*)\}')
+
+
+def commands(text: str) -> list[tuple[str, str, int | None, bool]]:
+    """(kind, symbol, BD id, issues a token) of every op of the emitted runtime sequence, in order."""
+    body = text[text.index("aie.runtime_sequence"):]
+    out = []
+    for kind, _, attrs in OP.findall(body):
+        sym = re.search(r"(?:metadata|symbol) = @(\w+)", attrs).group(1)
+        bd = re.search(r"\bid = (\d+)", attrs)
+        out.append((kind, sym, int(bd.group(1)) if bd else None, "issue_token = true" in attrs))
+    return out
+
+
+def check_rules(text: str, tile_of: dict[str, tuple[int, int]]) -> None:
+    """The text's sequence obeys the hardware: every wait takes a token its channel issued, at most four
+    tasks are outstanding per channel, and no BD id of a shim is rewritten while a task may use it."""
+    pending: dict[str, list[tuple[int, bool]]] = {}  # symbol -> (bd, token) of its tasks not known complete
+    in_use: dict[tuple[tuple[int, int], int], str] = {}  # (shim, bd) -> symbol of the task holding it
+    for kind, sym, bd, token in commands(text):
+        tasks = pending.setdefault(sym, [])
+        if kind == "dma_wait":
+            k = next((i for i, (_, t) in enumerate(tasks) if t), None)
+            assert k is not None, f"dma_wait on {sym} with no token outstanding"
+            for b, _ in tasks[: k + 1]:
+                del in_use[(tile_of[sym], b)]
+            del tasks[: k + 1]
+            continue
+        assert (tile_of[sym], bd) not in in_use, f"BD {bd} of shim {tile_of[sym]} rewritten while in use"
+        in_use[(tile_of[sym], bd)] = sym
+        tasks.append((bd, token))
+        assert len(tasks) <= AM020_TASK_QUEUE, f"{len(tasks)} tasks outstanding on {sym}"
+    assert not any(t for tasks in pending.values() for _, t in tasks), "a token no wait takes"
+
+
+def chunked_add(n: int = 8192, tile: int = 256, parts: int = 8, device: str = "npu1"):
+    """C = A + B on one core, each tensor moved in ``parts`` separate moves, all of A's first, then B's,
+    then C's: moves on different fifos proceed concurrently (API.md), so this must run."""
+    step = n // parts
+
+    @tl.kernel
+    def add(a: tl.Tile[(tile,), tl.i32], b: tl.Tile[(tile,), tl.i32], c: tl.Tile[(tile,), tl.i32]):
+        c[...] = a + b
+
+    @tl.design(device=device)
+    def chunked_add(A: tl.Tensor[(n,), tl.i32], B: tl.Tensor[(n,), tl.i32], C: tl.Tensor[(n,), tl.i32]):
+        in_a = tl.fifo(tl.Tile[(tile,), tl.i32], name="in_a")
+        in_b = tl.fifo(tl.Tile[(tile,), tl.i32], name="in_b")
+        out_c = tl.fifo(tl.Tile[(tile,), tl.i32], name="out_c")
+
+        @tl.core(name="adder")
+        def adder():
+            for _ in tl.range(n // tile):
+                a, b, c = in_a.acquire(), in_b.acquire(), out_c.acquire()
+                add(a, b, c)
+                in_a.release()
+                in_b.release()
+                out_c.release()
+
+        for src, fifo in ((A, in_a), (B, in_b)):
+            for i in range(parts):
+                tl.dma(src, fifo, pattern=tl.pattern(i * step, (step,), (1,)))
+        for i in range(parts):
+            tl.dma(out_c, C, pattern=tl.pattern(i * step, (step,), (1,)))
+
+    return chunked_add
+
+
+def _tiles(plan) -> dict[str, tuple[int, int]]:
+    """Symbol of the emitted text -> its shim tile (objectfifo level: the fifo's name)."""
+    out = {}
+    for d in plan.design.dmas:
+        for f in d.fifos:
+            out[f] = host_end(plan, f, d.to_device).tile
+    return out
+
+
+def test_program_order_would_hang_and_the_sequence_does_not():
+    d = chunked_add()
+    p = tl.plan(d, strategy="greedy")
+    rng = np.random.default_rng(3)
+    a, b = (rng.integers(-1000, 1000, 8192).astype(np.int32) for _ in range(2))
+    res = tl.simulate(p, A=a, B=b)
+    np.testing.assert_array_equal(res.outputs["C"], a + b)
+    text = tl.emit_mlir(p)
+    check_rules(text, _tiles(p))
+    # pushed in program order (all of A, then B), the fifth A push waits for A's first move, which
+    # cannot complete before B arrives: the simulator runs the sequence it is given, and says so
+    original = seq_mod.issue_order
+    try:
+        seq_mod.issue_order = lambda transfers: list(transfers)
+        with pytest.raises(tl.SimulationError, match="runtime sequence: dma_wait for dma"):
+            tl.simulate(p, mode="timing")
+    finally:
+        seq_mod.issue_order = original
+
+
+def _library_designs():
+    L = tl.library
+    return {
+        "matmul_npu1_1024_64": lambda: L.matmul(1024, 1024, 1024, in_dtype=tl.bf16, out_dtype=tl.bf16,
+                                                device="npu1", tiling={"m": 64, "k": 64, "n": 64}),
+        "matmul_npu2_256_32": lambda: L.matmul(256, 256, 256, device="npu2", tiling={"m": 32, "k": 32, "n": 32}),
+        "matmul_one_core": lambda: L.matmul(256, 256, 256, in_dtype=tl.i16, out_dtype=tl.i32, device="npu1",
+                                            cores=1, tiling={"m": 32, "k": 32, "n": 32}),
+        "softmax_npu2": lambda: L.softmax(512, 256, device="npu2", cores=(4, 8)),
+        "chunked_add": chunked_add,
+    }
+
+
+TILE = re.compile(r'(%\w+) = "aie\.tile"\(\) \{col = (\d+) : i32, row = (\d+) : i32\}')
+ALLOC = re.compile(r'"aie\.shim_dma_allocation"\((%\w+)\) \{[^}]*sym_name = "(\w+)"')
+
+
+def _physical_tiles(text: str) -> dict[str, tuple[int, int]]:
+    """Shim allocation symbol -> its tile, read from the physical level's text."""
+    tiles = {v: (int(c), int(r)) for v, c, r in TILE.findall(text)}
+    return {sym: tiles[v] for v, sym in ALLOC.findall(text)}
+
+
+@pytest.mark.parametrize("name", list(_library_designs()))
+def test_emitted_sequence_obeys_the_hardware_and_the_simulator_follows_it(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = tl.plan(_library_designs()[name](), strategy="greedy")
+    physical = tl.emit_mlir(p, level="physical")
+    check_rules(physical, _physical_tiles(physical))
+    text = tl.emit_mlir(p)
+    check_rules(text, _tiles(p))
+    res = tl.simulate(p, mode="timing")
+    # each push after a wait begins no earlier than the waited move completed
+    names, tokens = _push_names(p, text)
+    waited_done, i = 0, 0
+    for kind, sym, _, _ in commands(text):
+        if kind == "dma_wait":
+            waited_done = max(waited_done, res.stats.moves[tokens[sym].pop(0)]["completed"])
+            continue
+        assert res.stats.moves[names[i]]["pushed"] >= waited_done, (names[i], res.stats.moves[names[i]], waited_done)
+        i += 1
+
+
+def _push_names(plan, text: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The move each ``dma_memcpy_nd`` of the (objectfifo level) text belongs to, each fifo's moves taken in
+    program order; and per symbol, the moves whose pushes issue a token, in order."""
+    queue: dict[str, list[str]] = {}
+    for d in plan.design.dmas:
+        for f in d.fifos:
+            queue.setdefault(f, []).append(d.name)
+    names: list[str] = []
+    tokens: dict[str, list[str]] = {}
+    for kind, sym, _, token in commands(text):
+        if kind != "dma_memcpy_nd":
+            continue
+        names.append(queue[sym].pop(0))
+        if token:
+            tokens.setdefault(sym, []).append(names[-1])
+    return names, tokens
