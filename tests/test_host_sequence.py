@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import tilelang as tl
+from tilelang.backends.mlir import vendor
 from tilelang.ir import sequence as seq_mod
 from tilelang.ir.sequence import host_end
 
@@ -181,3 +182,11 @@ def _push_names(plan, text: str) -> tuple[list[str], dict[str, list[str]]]:
         if token:
             tokens.setdefault(sym, []).append(names[-1])
     return names, tokens
+
+
+@pytest.mark.skipif(bool(vendor.missing_tools_reason()), reason=vendor.missing_tools_reason())
+@pytest.mark.parametrize("level", ["objectfifo", "physical"])
+def test_mlir_aie_lowers_the_chunked_sequence(level):
+    """mlir-aie's own passes (aie-assign-runtime-sequence-bd-ids, aie-dma-to-npu) take the sequence to NPU
+    instructions."""
+    vendor.compile_plan(tl.plan(chunked_add(), strategy="greedy"), level=level)

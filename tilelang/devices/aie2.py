@@ -210,7 +210,7 @@ BURST_LATENCY_NS = 500.0
 # i32 with 32^3 tiles on npu2's 8 columns, "| 2048³ | i8→i32 | 32³ | 8.73 ms | 1.97 TOPS |"
 # (Jonas-Augustinus-Linus/ryzen-npu-linux docs/MLIR-AIE.md, Strix Point, "NPU time ...
 # excluding host launch overhead"): every tile row is a 32-byte run, and the model spends 73%
-# of that run waiting on one B channel. 15 bursts in flight at BURST_LATENCY_NS simulate 8.77 ms.
+# of that run waiting on one B channel. 15 bursts in flight at BURST_LATENCY_NS simulate 8.76 ms.
 # A calibration row of benchmarks/accuracy.py. (It was 27, fitted to amd/IRON's flm/gemm README
 # 16-byte-run figure, 0.7 x 10 GB/s / 8 = 0.875 GB/s per channel, itself derived; that row is now
 # a validation row, and 27 made every GEMM with 32- to 128-byte runs 1.4x to 2.3x too fast.)
