@@ -184,7 +184,10 @@ _CLOCK_HZ = 1.0e9
 # from {400, 800} to {847, 1600}, NPU1_HCLK_FREQ_MAX 1600). hclk is the array clock:
 # mlir-aie issue 2017 answers "the clock frequency of the NPU" with this table, and the
 # driver's npu4_get_tops computes TOPS as hclk x ops per column. Lower power modes run
-# lower levels (0.8 to 1.31 GHz); cycles do not depend on it, seconds do.
+# lower levels (0.8 to 1.31 GHz); cycles do not depend on it, seconds do. The default power
+# mode runs the level the contexts ask for, and a context with no QoS asks for the top one
+# (xdna-driver src/driver/amdxdna/aie2_pm.c, aie2_pm_calc_dpm_level: no valid QoS or no
+# requested GOPS -> max_dpm_level).
 _NPU1_CLOCK_HZ = 1.6e9
 # [F] "Stream width: 32 bits per cycle per channel on AIE1/AIE2 (npu1)".
 _STREAM_BITS = 32

@@ -75,6 +75,7 @@ AIE2P = ArchSpec(
 # (xdna-driver src/driver/amdxdna/npu4_regs.c: npu4_dpm_clk_table {npuclk, hclk} pairs from
 # {396, 792} to {1267, 1800}; npu4_get_tops: max TOPS = 4096 ops per column per cycle x
 # the top level's hclk, so hclk is the array clock). Strix Halo (npu5) shares the table.
+# The default power mode runs it for a context with no QoS (aie2.py, _NPU1_CLOCK_HZ).
 _CLOCK_HZ = 1.8e9
 # Stream width. Sources disagree: AM027 (AIE-ML v2) "a 64-bit AXI4-Stream crossbar", and
 # UG1603 "32-bit for AIE-ML and 64-bit for AIE-ML v2"; but AIE-ML v2 is mlir-aie's AIE2PS
