@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 import warnings
+from fractions import Fraction
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -20,7 +22,8 @@ import pytest
 import tilelang as tl
 from tilelang.backends.mlir import vendor
 from tilelang.ir import sequence as seq_mod
-from tilelang.ir.sequence import host_end
+from tilelang.ir.design import Acquire, Call, Loop, Port, Release
+from tilelang.ir.sequence import Progress, host_end
 
 #: AM020 "Array Interface DMA Memory Mapped AXI4 Master Interface": "queue depth is four tasks per channel".
 AM020_TASK_QUEUE = 4
@@ -93,6 +96,39 @@ def chunked_add(n: int = 8192, tile: int = 256, parts: int = 8, device: str = "n
     return chunked_add
 
 
+def phased_add(n: int = 8192, tile: int = 256, parts: int = 8):
+    """A core that takes all of A, then all of B, each moved in ``parts`` moves: the fifos do not advance
+    together. Pushed as if they did (a quarter into A with a quarter into B), the sequence would wait for
+    B's first move, which the core takes only after all of A, before pushing A's last moves."""
+    step, count = n // parts, n // tile
+
+    @tl.kernel
+    def copy(a: tl.Tile[(tile,), tl.i32], c: tl.Tile[(tile,), tl.i32]):
+        c[...] = a
+
+    @tl.design(device="npu1")
+    def phased(A: tl.Tensor[(n,), tl.i32], B: tl.Tensor[(n,), tl.i32], C: tl.Tensor[(2 * n,), tl.i32]):
+        in_a = tl.fifo(tl.Tile[(tile,), tl.i32], name="in_a")
+        in_b = tl.fifo(tl.Tile[(tile,), tl.i32], name="in_b")
+        out_c = tl.fifo(tl.Tile[(tile,), tl.i32], name="out_c")
+
+        @tl.core(name="copier")
+        def copier():
+            for src in (in_a, in_b):
+                for _ in tl.range(count):
+                    a, c = src.acquire(), out_c.acquire()
+                    copy(a, c)
+                    src.release()
+                    out_c.release()
+
+        for src, fifo in ((A, in_a), (B, in_b)):
+            for i in range(parts):
+                tl.dma(src, fifo, pattern=tl.pattern(i * step, (step,), (1,)))
+        tl.dma(out_c, C)
+
+    return phased
+
+
 def _tiles(plan) -> dict[str, tuple[int, int]]:
     """Symbol of the emitted text -> its shim tile (objectfifo level: the fifo's name)."""
     out = {}
@@ -115,14 +151,14 @@ def test_program_order_would_hang_and_the_sequence_does_not():
     # cannot complete before B arrives: the simulator runs the sequence it is given, and says so
     original = seq_mod.issue_order
     try:
-        seq_mod.issue_order = lambda transfers: list(transfers)
+        seq_mod.issue_order = lambda transfers, design=None: list(transfers)
         with pytest.raises(tl.SimulationError, match="runtime sequence: dma_wait for dma"):
             tl.simulate(p, mode="timing")
     finally:
         seq_mod.issue_order = original
 
 
-def _library_designs():
+def _designs():
     L = tl.library
     return {
         "matmul_npu1_1024_64": lambda: L.matmul(1024, 1024, 1024, in_dtype=tl.bf16, out_dtype=tl.bf16,
@@ -132,6 +168,7 @@ def _library_designs():
                                             cores=1, tiling={"m": 32, "k": 32, "n": 32}),
         "softmax_npu2": lambda: L.softmax(512, 256, device="npu2", cores=(4, 8)),
         "chunked_add": chunked_add,
+        "phased_add": phased_add,
     }
 
 
@@ -145,11 +182,11 @@ def _physical_tiles(text: str) -> dict[str, tuple[int, int]]:
     return {sym: tiles[v] for v, sym in ALLOC.findall(text)}
 
 
-@pytest.mark.parametrize("name", list(_library_designs()))
+@pytest.mark.parametrize("name", list(_designs()))
 def test_emitted_sequence_obeys_the_hardware_and_the_simulator_follows_it(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        p = tl.plan(_library_designs()[name](), strategy="greedy")
+        p = tl.plan(_designs()[name](), strategy="greedy")
     physical = tl.emit_mlir(p, level="physical")
     check_rules(physical, _physical_tiles(physical))
     text = tl.emit_mlir(p)
@@ -190,3 +227,72 @@ def test_mlir_aie_lowers_the_chunked_sequence(level):
     """mlir-aie's own passes (aie-assign-runtime-sequence-bd-ids, aie-dma-to-npu) take the sequence to NPU
     instructions."""
     vendor.compile_plan(tl.plan(chunked_add(), strategy="greedy"), level=level)
+
+
+def test_a_core_taking_its_fifos_one_after_another_runs():
+    p = tl.plan(phased_add(), strategy="greedy")
+    rng = np.random.default_rng(5)
+    a, b = (rng.integers(-1000, 1000, 8192).astype(np.int32) for _ in range(2))
+    np.testing.assert_array_equal(tl.simulate(p, A=a, B=b).outputs["C"], np.concatenate([a, b]))
+    check_rules(tl.emit_mlir(p), _tiles(p))
+    # pushed by how far each fifo's host traffic has gone instead, the sequence hangs, and the simulator says so
+    original = seq_mod.issue_order
+    try:
+        seq_mod.issue_order = lambda transfers, design=None: original(transfers)
+        with pytest.raises(tl.SimulationError, match="runtime sequence: dma_wait for dma"):
+            tl.simulate(p, mode="timing")
+    finally:
+        seq_mod.issue_order = original
+
+
+def _unrolled(body, fifo):
+    """Brute force: run ``body`` step by step, loops unrolled, IRON's hold rule (an acquire of n holds n,
+    taking only those not held); the step of every element of ``fifo`` newly held, and the step count."""
+    steps, held, out = 0, 0, []
+
+    def run(stmts):
+        nonlocal steps, held
+        for st in stmts:
+            if isinstance(st, Loop):
+                for _ in range(st.start, st.stop, st.step):
+                    run(st.body)
+                continue
+            if isinstance(st, Acquire) and st.fifo == fifo and st.n > held:
+                out.extend([steps] * (st.n - held))
+                held = st.n
+            elif isinstance(st, Release) and st.fifo == fifo:
+                held = max(0, held - st.n)
+            steps += 1
+
+    run(body)
+    return out, steps
+
+
+def _bodies():
+    C, P = Port.CONSUME, Port.PRODUCE
+    call = Call("k", ())
+    window = (Acquire("a", C, 3), call, Release("a", C, 1))
+    gemm_tile = (Acquire("c", P), Loop(0, 5, 1, (Acquire("a", C), Acquire("b", C), call, Release("a", C),
+                                                  Release("b", C))), Release("c", P))
+    return {
+        "sliding window": (Loop(0, 37, 1, window), Release("a", C, 2)),
+        "gemm": (Loop(0, 7, 1, gemm_tile),),
+        "phases": (Loop(0, 9, 1, (Acquire("a", C), call, Release("a", C))),
+                   Loop(0, 4, 2, (Acquire("b", C, 2), call, Release("b", C, 2)))),
+        "alternating holds": (Loop(0, 11, 1, (Acquire("a", C, 2), call, Release("a", C, 1), Acquire("a", C, 1),
+                                              call, Release("a", C, 1))), Release("a", C, 1)),
+        "nested": (Loop(0, 3, 1, (Loop(0, 4, 1, (Acquire("a", C), Release("a", C))), call,
+                                  Loop(1, 7, 3, (Acquire("a", C, 2), call, Release("a", C, 2))))),),
+    }
+
+
+@pytest.mark.parametrize("name", list(_bodies()))
+def test_progress_finds_every_element_where_the_unrolled_program_takes_it(name):
+    body = _bodies()[name]
+    progress = Progress(SimpleNamespace(cores=(), links=()))
+    core = SimpleNamespace(body=body)
+    for fifo in ("a", "b", "c"):
+        steps_of, total = _unrolled(body, fifo)
+        for k, step in enumerate(steps_of):
+            assert progress._at(core, fifo, k) == Fraction(step, total), (fifo, k)
+        assert progress._at(core, fifo, len(steps_of)) is None

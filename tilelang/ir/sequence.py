@@ -21,13 +21,16 @@ The rules (device data: ``Device.buffer_descriptors`` and the ``host_memory``'s
   channel"); a push that reuses a ring slot first waits for the transfer that
   held it, and so for every earlier transfer of the channel, which completes in
   order;
-- the fifos advance together: a transfer is pushed at the point of the sequence
-  that is as far into every fifo's host traffic as it is into its own (program
-  order where they tie). A wait is then only ever for a
-  transfer whose data the cores needed before the one being pushed, so it does
-  not stall the moves that would let it complete, as program order can (a design
-  writing all of one column's B transfers before the next column's waits on B
-  data that cannot drain while the next column starves the A broadcast they share);
+- transfers are pushed in the order the cores take their data (``Progress``): an
+  input when its first element is first acquired, an output when its producer
+  needs its first element's buffer again, each as a share of the core's program
+  (loops counted, not unrolled) and through the memtile links in between. A wait
+  is then for a transfer whose data the cores took before the one pushed after
+  it, so it does not stall the moves that let it complete. Program order alone
+  can hang: a design writing all of one column's B moves before the next
+  column's waits for B data the cores cannot take while the next column,
+  starved of B, holds the A broadcast both columns share; so can pushing every
+  fifo at the same pace when a core takes one fifo wholly before another;
 - at the end the sequence waits for the last transfer of every channel.
 
 A device without a runtime sequence (AIE1: static shim BD chains) has every move
@@ -40,7 +43,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from tilelang.errors import PlanError
-from tilelang.ir.design import Dma
+from tilelang.ir.design import Acquire, Core, Design, Dma, Link, Loop, Port, Release, walk
 from tilelang.ir.plan import FifoEnd, Plan
 from tilelang.ir.verify import HOST
 
@@ -169,25 +172,175 @@ def bd_rings(plan: Plan, transfers: list[Transfer]) -> tuple[dict[Channel, int],
     return base, size
 
 
-def issue_order(transfers: list[Transfer]) -> list[Transfer]:
-    """The order the sequence pushes transfers: every fifo advances at its own pace, together.
+class Progress:
+    """Where in the design's run each fifo element is taken or made, as a fraction of its core's program.
 
-    A transfer's place is how far into its fifo's host traffic it starts (the elements the
-    fifo's earlier transfers move, over all of them): a quarter of the way into A is pushed
-    with a quarter of the way into B and into C. Transfers starting at the same point go
-    in program order.
+    A core's program advances one step per acquire, release and call it runs; an element is taken
+    (or, for a fifo it writes, made) at the acquire that first holds it (an acquire of n holds n
+    elements, acquiring only those not already held, as IRON's objectfifo acquire does), over the
+    program's steps. Loops are not unrolled: an iteration that leaves a fifo's hold as it found it
+    repeats, so whole runs of iterations are counted at once. An element a memtile link passes on
+    is needed when the first of its destinations needs it (a split's element k is each
+    destination's element k) and made when the first of its sources made it; a fifo several agents
+    take is needed by the earliest. Cores at the same share of their work are taken to be at the
+    same time, so elements of different fifos compare by when their cores reach them.
+    """
+
+    def __init__(self, design: Design) -> None:
+        self.design = design
+        self._memo: dict[tuple[int, str, int], tuple[int, int, int]] = {}
+        self.takers: dict[str, list[tuple[str, object]]] = {}  # fifo -> ("core", Core) | ("link", Link)
+        self.makers: dict[str, list[tuple[str, object]]] = {}
+        for c in design.cores:
+            for st in walk(c.body):
+                if isinstance(st, Acquire):
+                    side = self.takers if st.port is Port.CONSUME else self.makers
+                    if all(x is not c for _, x in side.get(st.fifo, [])):
+                        side.setdefault(st.fifo, []).append(("core", c))
+        for ln in design.links:
+            for f in ln.srcs:
+                self.takers.setdefault(f, []).append(("link", ln))
+            for f in ln.dsts:
+                self.makers.setdefault(f, []).append(("link", ln))
+
+    def needed(self, fifo: str, k: int, depth: int = 0) -> Fraction | None:
+        """When element ``k`` of ``fifo`` is first taken (None: nothing in the design takes it)."""
+        if depth > len(self.design.links):
+            return None
+        out = [self._at(x, fifo, k) if kind == "core" else self._link(x, k, depth, taking=True)
+               for kind, x in self.takers.get(fifo, [])]
+        out = [x for x in out if x is not None]
+        return min(out) if out else None
+
+    def made(self, fifo: str, k: int, depth: int = 0) -> Fraction | None:
+        """When element ``k`` of ``fifo`` is first made (None: nothing in the design makes it)."""
+        if depth > len(self.design.links):
+            return None
+        out = [self._at(x, fifo, k) if kind == "core" else self._link(x, k, depth, taking=False)
+               for kind, x in self.makers.get(fifo, [])]
+        out = [x for x in out if x is not None]
+        return min(out) if out else None
+
+    def _link(self, link: Link, k: int, depth: int, taking: bool) -> Fraction | None:
+        if taking:  # the link takes element k of its source(s) when a destination needs its element k
+            out = [self.needed(d, k, depth + 1) for d in link.dsts]
+        else:  # it makes element k of its destination(s) once a source has made its element k
+            out = [self.made(f, k, depth + 1) for f in link.srcs]
+        out = [x for x in out if x is not None]
+        return min(out) if out else None
+
+    def _at(self, core: Core, fifo: str, k: int) -> Fraction | None:
+        total, _, _ = self._effect(core.body, fifo, 0)
+        at, _, _ = self._find(core.body, fifo, k, 0)
+        return None if at is None else Fraction(at, max(total, 1))
+
+    def _effect(self, body: tuple, fifo: str, held: int) -> tuple[int, int, int]:
+        """(steps, elements of ``fifo`` newly held, hold at the end) of one run of ``body`` entered holding ``held``."""
+        key = (id(body), fifo, held)
+        if key in self._memo:
+            return self._memo[key]
+        steps = new = 0
+        for st in body:
+            if isinstance(st, Loop):
+                s_, n_, held = self._loop(st, fifo, held, None)[:3]
+                steps += s_
+                new += n_
+                continue
+            steps += 1
+            if isinstance(st, Acquire) and st.fifo == fifo and st.n > held:
+                new += st.n - held
+                held = st.n
+            elif isinstance(st, Release) and st.fifo == fifo:
+                held = max(0, held - st.n)
+        self._memo[key] = (steps, new, held)
+        return steps, new, held
+
+    def _loop(self, loop: Loop, fifo: str, held: int, k: int | None) -> tuple[int, int, int, int | None]:
+        """(steps, new, hold at the end, step of the k-th new element or None) of a loop entered holding
+        ``held``; iterations repeating a hold already seen are counted a period at a time."""
+        trips = len(range(loop.start, loop.stop, loop.step))
+        steps = new = i = 0
+        seen: dict[int, tuple[int, int, int]] = {}
+        while i < trips:
+            if held in seen:
+                j, s0, n0 = seen.pop(held)
+                period, ps, pn = i - j, steps - s0, new - n0
+                skip = (trips - i) // period
+                if k is not None and pn:
+                    skip = min(skip, (k - new) // pn)
+                steps, new, i = steps + skip * ps, new + skip * pn, i + skip * period
+                if i >= trips:
+                    break
+            seen[held] = (i, steps, new)
+            s_, n_, h_ = self._effect(loop.body, fifo, held)
+            if k is not None and new + n_ > k:
+                at, _, _ = self._find(loop.body, fifo, k - new, held)
+                return steps, new, held, steps + at
+            steps, new, held, i = steps + s_, new + n_, h_, i + 1
+        return steps, new, held, None
+
+    def _find(self, body: tuple, fifo: str, k: int, held: int) -> tuple[int | None, int, int]:
+        """(step of ``body`` at which it newly holds element ``k`` of ``fifo`` or None, steps, hold at the end)."""
+        at = 0
+        for st in body:
+            if isinstance(st, Loop):
+                s_, n_, h_, found = self._loop(st, fifo, held, k)
+                if found is not None:
+                    return at + found, at, held
+                k -= n_
+                at += s_
+                held = h_
+                continue
+            if isinstance(st, Acquire) and st.fifo == fifo and st.n > held:
+                if k < st.n - held:
+                    return at, at, held
+                k -= st.n - held
+                held = st.n
+            elif isinstance(st, Release) and st.fifo == fifo:
+                held = max(0, held - st.n)
+            at += 1
+        return None, at, held
+
+
+def _when(progress: Progress, design: Design, fifo: str, start: int, total: int, to_device: bool) -> Fraction | None:
+    """When the transfer starting at element offset ``start`` of ``fifo`` must be pushed: an input when its
+    first element is needed; an output when its first element's buffer is needed again, that is when the
+    element ``depth`` later is made (the producer makes the ones before into free buffers), or when the last
+    one is made if the fifo ends sooner."""
+    decl = design.fifo(fifo)
+    first = start // decl.elem.numel
+    if to_device:
+        return progress.needed(fifo, first)
+    last = max(total // decl.elem.numel - 1, first)
+    return progress.made(fifo, min(first + decl.depth, last))
+
+
+def issue_order(transfers: list[Transfer], design: Design | None = None) -> list[Transfer]:
+    """The order the sequence pushes transfers: as the cores take their data.
+
+    A transfer into the device goes when its first element is needed, one out of it when the
+    producer needs its first element's buffer again (``Progress``, ``_when``); ties, and transfers whose fifo no core or link
+    reaches, go by how far into its fifo's host traffic the transfer starts (the elements its
+    fifo's earlier transfers move, over all of them), then in program order.
     """
     total: dict[str, int] = {}
     for t in transfers:
         total[t.fifo] = total.get(t.fifo, 0) + t.dma.pattern.numel
+    progress = Progress(design) if design is not None else None
     done: dict[str, int] = {}
     keyed = []
     for t in transfers:
         start = done.get(t.fifo, 0)
         done[t.fifo] = start + t.dma.pattern.numel
-        keyed.append((Fraction(start, total[t.fifo]), t.order, t))
-    keyed.sort(key=lambda k: k[:2])
-    return [k[2] for k in keyed]
+        share = Fraction(start, total[t.fifo])
+        when = share
+        if progress is not None:
+            at = [_when(progress, design, f, start, total[t.fifo], t.dma.to_device) for f in t.fifos]
+            at = [x for x in at if x is not None]
+            when = min(at) if at else share
+        keyed.append((when, share, t.order, t))
+    keyed.sort(key=lambda k: k[:3])
+    return [k[3] for k in keyed]
 
 
 def host_sequence(plan: Plan, per_channel: bool = True) -> HostSequence:
@@ -205,7 +358,7 @@ def host_sequence(plan: Plan, per_channel: bool = True) -> HostSequence:
     waits_before: dict[int, Transfer] = {}  # push index -> the transfer waited for just before it
     history: dict[Channel, list[Transfer]] = {}
     waited: dict[Channel, int] = {}  # transfers of the channel known complete
-    for t in issue_order(transfers):
+    for t in issue_order(transfers, plan.design):
         past = history.setdefault(t.channel, [])
         n, r = len(past), ring[t.channel]
         if n >= r and waited.get(t.channel, 0) <= n - r:
