@@ -284,6 +284,8 @@ class Host:
         queue_depth: pushed, uncompleted transfers one shim channel holds (0: no limit).
         latency: cycles from a to-device move's start to its first data.
         waiting: the transfer the command processor waits for, or None.
+        log: what the command processor did, as (what, start cycle, cycles): each push and each
+            wait that had to wait (the trace's runtime sequence track).
     """
 
     def __init__(self, engine: Engine, on_complete: Callable[[HostMove], None], issue: int = 0,
@@ -303,6 +305,8 @@ class Host:
         self._open_parts: dict[int, list[Transfer]] = {}  # id(move) -> its pushed, uncompleted transfers
         self._queued: dict[Channel, int] = {}
         self._running = False
+        self._wait_began = 0
+        self.log: list[tuple[str, int, int]] = []
 
     def queue(self, fifo: str, to_device: bool) -> HostQueue:
         key = (fifo, to_device)
@@ -365,6 +369,7 @@ class Host:
                 m = self._move_of[id(c.transfer.dma)]
                 if not self._done(m, c.transfer):
                     self.waiting = c.transfer
+                    self._wait_began = self.engine.now
                     return
                 self._pc += 1
                 continue
@@ -386,6 +391,7 @@ class Host:
                     self._pushed(m)
                 continue
             last = not parts
+            self.log.append((f"push {m.dma.name}", self.engine.now, self.issue))
             self.engine.schedule(self.issue, lambda m=m, last=last: self._after_push(m, last))
             return
 
@@ -455,6 +461,7 @@ class Host:
             self._queued[t.channel] -= 1
             if self.waiting is t:
                 self.waiting = None
+                self.log.append((f"dma_wait {m.dma.name}", self._wait_began, self.engine.now - self._wait_began))
                 self._pc += 1
                 if self._running:
                     return  # the loop running the commands goes on from the next one

@@ -192,6 +192,7 @@ def _stats(world: World, cycles: int) -> Stats:
     moves = {m.dma.name: _move(m) for m in world.host.moves}
     if world.trace is not None:
         _trace_moves(world.trace, world.host.moves)
+        _trace_sequence(world.trace, world.host.log)
     return Stats(
         cycles=cycles,
         cores=cores,
@@ -218,6 +219,15 @@ def _trace_moves(trace: Trace, moves: list[HostMove]) -> None:
         if fifo not in tracks:
             tracks[fifo] = trace.track("host", f"moves on {fifo}")
         trace.add(tracks[fifo], f"{m.dma.name} {_move_label(m)}", m.issued_at, m.completed_at - m.issued_at)
+
+
+def _trace_sequence(trace: Trace, log: list[tuple[str, int, int]]) -> None:
+    """The command processor's track: its pushes and the waits that stopped it, one after another."""
+    if not log:
+        return
+    track = trace.track("host", "runtime sequence")
+    for what, start, cycles in log:
+        trace.add(track, what, start, cycles)
 
 
 def _move_label(m: HostMove) -> str:

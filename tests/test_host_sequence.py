@@ -296,3 +296,16 @@ def test_progress_finds_every_element_where_the_unrolled_program_takes_it(name):
         for k, step in enumerate(steps_of):
             assert progress._at(core, fifo, k) == Fraction(step, total), (fifo, k)
         assert progress._at(core, fifo, len(steps_of)) is None
+
+
+def test_the_trace_shows_the_command_processor_pushing_and_waiting():
+    p = tl.plan(_designs()["matmul_one_core"](), strategy="greedy")
+    res = tl.simulate(p, mode="timing", trace=True)
+    spans = res.trace.spans("runtime sequence")
+    pushes = [s for s in spans if s[1].startswith("push ")]
+    waits = [s for s in spans if s[1].startswith("dma_wait ")]
+    assert len(pushes) == len(p.design.dmas) and waits
+    for (_, _, start, dur), (_, _, nxt, _) in zip(spans, spans[1:], strict=False):
+        assert start + dur <= nxt  # one command at a time
+    for _, name, start, dur in waits:
+        assert start + dur == res.stats.moves[name.split(" ", 1)[1]]["completed"]
