@@ -122,7 +122,9 @@ def explain(now: int, procs: list[Process], host: Host, tiles: dict[str, object]
         w = host.waiting
         later = host.commands_left() - 1
         lines.append(f"  runtime sequence: dma_wait for dma {w.dma.name!r} (fifo {w.fifo!r}, shim channel "
-                     f"{w.channel}) to complete; {later} later command(s) not run")
+                     f"{w.channel}) to complete; {later} later command(s) not run. The wait frees a buffer "
+                     f"descriptor for the channel's next move (a channel holds {host.ring_of(w.channel)} moves at "
+                     f"once); fewer, larger moves on fifo {w.fifo!r} need none")
     cycle = _find_cycle(graph)
     if cycle:
         lines.append("wait cycle: " + " -> ".join(cycle))

@@ -298,6 +298,7 @@ class Host:
         self.queue_depth = queue_depth
         self.latency = latency
         self.commands: tuple[Push | Wait, ...] | None = None
+        self.rings: dict[Channel, int] = {}
         self.waiting: Transfer | None = None
         self._pc = 0
         self._move_of: dict[int, HostMove] = {}  # id(dma) -> its move
@@ -335,6 +336,7 @@ class Host:
         holds, a PLIO stream, is pushed at the start). A transfer also waits for the one before it on
         its shim channel, which runs its tasks in order."""
         self.commands = sequence.commands
+        self.rings = sequence.ring
         last: dict[Channel, HostMove] = {}
         for t in sequence.transfers:
             m = self._move_of[id(t.dma)]
@@ -394,6 +396,10 @@ class Host:
             self.log.append((f"push {m.dma.name}", self.engine.now, self.issue))
             self.engine.schedule(self.issue, lambda m=m, last=last: self._after_push(m, last))
             return
+
+    def ring_of(self, channel: Channel) -> int:
+        """Moves the sequence keeps pushed on ``channel`` at once (its BD ring)."""
+        return self.rings.get(channel, 0)
 
     def commands_left(self) -> int:
         """Commands of the sequence not yet run to their end (a wait waiting counts)."""
