@@ -5,7 +5,11 @@ moves reach the shim DMAs as commands run one after another by the array's
 command processor: a push writes a transfer's buffer descriptor and puts its task
 on a channel's queue (``aiex.npu.dma_memcpy_nd``); a wait stops the processor
 until a transfer that issued a token has completed (``aiex.npu.dma_wait``, which
-mlir-aie lowers to ``npu.sync``). This module decides those commands once, from
+mlir-aie lowers to ``npu.sync``). mlir-aie PR 2344, the runtime-sequence section of
+its mini-tutorial: "Runtime sequence commands are submitted to and executed by a
+dedicated command processor in order. Commands that are set to `wait` will block
+the dedicated command processor until a token associated with their completion is
+generated." This module decides those commands once, from
 the plan; the MLIR emitter writes them and the simulator runs them, so the cycles
 the simulator reports are those of the sequence the module holds.
 
