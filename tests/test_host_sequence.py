@@ -247,8 +247,9 @@ def test_a_core_taking_its_fifos_one_after_another_runs():
 
 def _unrolled(body, fifo):
     """Brute force: run ``body`` step by step, loops unrolled, IRON's hold rule (an acquire of n holds n,
-    taking only those not held); the step of every element of ``fifo`` newly held, and the step count."""
-    steps, held, out = 0, 0, []
+    taking only those not held); the step of every element of ``fifo`` newly held, of every element
+    released, and the step count."""
+    steps, held, taken, given = 0, 0, [], []
 
     def run(stmts):
         nonlocal steps, held
@@ -258,14 +259,15 @@ def _unrolled(body, fifo):
                     run(st.body)
                 continue
             if isinstance(st, Acquire) and st.fifo == fifo and st.n > held:
-                out.extend([steps] * (st.n - held))
+                taken.extend([steps] * (st.n - held))
                 held = st.n
             elif isinstance(st, Release) and st.fifo == fifo:
+                given.extend([steps] * st.n)
                 held = max(0, held - st.n)
             steps += 1
 
     run(body)
-    return out, steps
+    return taken, given, steps
 
 
 def _bodies():
@@ -292,10 +294,11 @@ def test_progress_finds_every_element_where_the_unrolled_program_takes_it(name):
     progress = Progress(SimpleNamespace(cores=(), links=()))
     core = SimpleNamespace(body=body)
     for fifo in ("a", "b", "c"):
-        steps_of, total = _unrolled(body, fifo)
-        for k, step in enumerate(steps_of):
-            assert progress._at(core, fifo, k) == Fraction(step, total), (fifo, k)
-        assert progress._at(core, fifo, len(steps_of)) is None
+        taken, given, total = _unrolled(body, fifo)
+        for mode, steps_of in ((False, taken), (True, given)):
+            for k, step in enumerate(steps_of):
+                assert progress._at(core, (fifo, mode), k) == Fraction(step, total), (fifo, mode, k)
+            assert progress._at(core, (fifo, mode), len(steps_of)) is None
 
 
 def test_the_trace_shows_the_command_processor_pushing_and_waiting():

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from tilelang.errors import PlanError
-from tilelang.ir.design import Acquire, Core, Design, Dma, Link, Loop, Port, Release, walk
+from tilelang.ir.design import Acquire, Core, Design, Dma, Loop, Port, Release, walk
 from tilelang.ir.plan import FifoEnd, Plan
 from tilelang.ir.verify import HOST
 
@@ -209,59 +209,67 @@ class Progress:
 
     def needed(self, fifo: str, k: int, depth: int = 0) -> Fraction | None:
         """When element ``k`` of ``fifo`` is first taken (None: nothing in the design takes it)."""
-        if depth > len(self.design.links):
-            return None
-        out = [self._at(x, fifo, k) if kind == "core" else self._link(x, k, depth, taking=True)
-               for kind, x in self.takers.get(fifo, [])]
-        out = [x for x in out if x is not None]
-        return min(out) if out else None
+        return self._side(self.takers, fifo, k, depth, taking=True, given=False)
 
     def made(self, fifo: str, k: int, depth: int = 0) -> Fraction | None:
-        """When element ``k`` of ``fifo`` is first made (None: nothing in the design makes it)."""
+        """When the producer of ``fifo`` first holds element ``k`` to write it (None: nothing makes it)."""
+        return self._side(self.makers, fifo, k, depth, taking=False, given=False)
+
+    def given(self, fifo: str, k: int, depth: int = 0) -> Fraction | None:
+        """When the producer of ``fifo`` releases element ``k``, written (None: nothing makes it)."""
+        return self._side(self.makers, fifo, k, depth, taking=False, given=True)
+
+    def _side(self, side: dict, fifo: str, k: int, depth: int, taking: bool, given: bool) -> Fraction | None:
         if depth > len(self.design.links):
             return None
-        out = [self._at(x, fifo, k) if kind == "core" else self._link(x, k, depth, taking=False)
-               for kind, x in self.makers.get(fifo, [])]
+        out = []
+        for kind, x in side.get(fifo, []):
+            if kind == "core":
+                out.append(self._at(x, (fifo, given), k))
+            elif taking:  # a link takes element k of its source(s) when a destination needs its element k
+                out.extend(self.needed(d, k, depth + 1) for d in x.dsts)
+            else:  # it makes (gives) element k of its destination once a source has made (given) its element k
+                out.extend(self._side(self.makers, f, k, depth + 1, False, given) for f in x.srcs)
         out = [x for x in out if x is not None]
         return min(out) if out else None
 
-    def _link(self, link: Link, k: int, depth: int, taking: bool) -> Fraction | None:
-        if taking:  # the link takes element k of its source(s) when a destination needs its element k
-            out = [self.needed(d, k, depth + 1) for d in link.dsts]
-        else:  # it makes element k of its destination(s) once a source has made its element k
-            out = [self.made(f, k, depth + 1) for f in link.srcs]
-        out = [x for x in out if x is not None]
-        return min(out) if out else None
-
-    def _at(self, core: Core, fifo: str, k: int) -> Fraction | None:
-        total, _, _ = self._effect(core.body, fifo, 0)
-        at, _, _ = self._find(core.body, fifo, k, 0)
+    def _at(self, core: Core, what: tuple[str, bool], k: int) -> Fraction | None:
+        total, _, _ = self._effect(core.body, what, 0)
+        at, _, _ = self._find(core.body, what, k, 0)
         return None if at is None else Fraction(at, max(total, 1))
 
-    def _effect(self, body: tuple, fifo: str, held: int) -> tuple[int, int, int]:
-        """(steps, elements of ``fifo`` newly held, hold at the end) of one run of ``body`` entered holding ``held``."""
-        key = (id(body), fifo, held)
+    @staticmethod
+    def _step(st: object, what: tuple[str, bool], held: int) -> tuple[int, int]:
+        """(elements counted, hold after) of one statement: elements newly held, or with ``what[1]``
+        elements released."""
+        fifo, given = what
+        if isinstance(st, Acquire) and st.fifo == fifo and st.n > held:
+            return (0 if given else st.n - held), st.n
+        if isinstance(st, Release) and st.fifo == fifo:
+            return (st.n if given else 0), max(0, held - st.n)
+        return 0, held
+
+    def _effect(self, body: tuple, what: tuple[str, bool], held: int) -> tuple[int, int, int]:
+        """(steps, elements counted, hold at the end) of one run of ``body`` entered holding ``held``."""
+        key = (id(body), what, held)
         if key in self._memo:
             return self._memo[key]
         steps = new = 0
         for st in body:
             if isinstance(st, Loop):
-                s_, n_, held = self._loop(st, fifo, held, None)[:3]
+                s_, n_, held = self._loop(st, what, held, None)[:3]
                 steps += s_
                 new += n_
                 continue
             steps += 1
-            if isinstance(st, Acquire) and st.fifo == fifo and st.n > held:
-                new += st.n - held
-                held = st.n
-            elif isinstance(st, Release) and st.fifo == fifo:
-                held = max(0, held - st.n)
+            n_, held = self._step(st, what, held)
+            new += n_
         self._memo[key] = (steps, new, held)
         return steps, new, held
 
-    def _loop(self, loop: Loop, fifo: str, held: int, k: int | None) -> tuple[int, int, int, int | None]:
-        """(steps, new, hold at the end, step of the k-th new element or None) of a loop entered holding
-        ``held``; iterations repeating a hold already seen are counted a period at a time."""
+    def _loop(self, loop: Loop, what: tuple[str, bool], held: int, k: int | None) -> tuple[int, int, int, int | None]:
+        """(steps, elements counted, hold at the end, step of the k-th element or None) of a loop entered
+        holding ``held``; iterations repeating a hold already seen are counted a period at a time."""
         trips = len(range(loop.start, loop.stop, loop.step))
         steps = new = i = 0
         seen: dict[int, tuple[int, int, int]] = {}
@@ -276,47 +284,45 @@ class Progress:
                 if i >= trips:
                     break
             seen[held] = (i, steps, new)
-            s_, n_, h_ = self._effect(loop.body, fifo, held)
+            s_, n_, h_ = self._effect(loop.body, what, held)
             if k is not None and new + n_ > k:
-                at, _, _ = self._find(loop.body, fifo, k - new, held)
+                at, _, _ = self._find(loop.body, what, k - new, held)
                 return steps, new, held, steps + at
             steps, new, held, i = steps + s_, new + n_, h_, i + 1
         return steps, new, held, None
 
-    def _find(self, body: tuple, fifo: str, k: int, held: int) -> tuple[int | None, int, int]:
-        """(step of ``body`` at which it newly holds element ``k`` of ``fifo`` or None, steps, hold at the end)."""
+    def _find(self, body: tuple, what: tuple[str, bool], k: int, held: int) -> tuple[int | None, int, int]:
+        """(step of ``body`` at which it counts element ``k`` or None, steps, hold at the end)."""
         at = 0
         for st in body:
             if isinstance(st, Loop):
-                s_, n_, h_, found = self._loop(st, fifo, held, k)
+                s_, n_, h_, found = self._loop(st, what, held, k)
                 if found is not None:
                     return at + found, at, held
                 k -= n_
                 at += s_
                 held = h_
                 continue
-            if isinstance(st, Acquire) and st.fifo == fifo and st.n > held:
-                if k < st.n - held:
-                    return at, at, held
-                k -= st.n - held
-                held = st.n
-            elif isinstance(st, Release) and st.fifo == fifo:
-                held = max(0, held - st.n)
+            n_, held = self._step(st, what, held)
+            if k < n_:
+                return at, at, held
+            k -= n_
             at += 1
         return None, at, held
 
 
 def _when(progress: Progress, design: Design, fifo: str, start: int, total: int, to_device: bool) -> Fraction | None:
-    """When the transfer starting at element offset ``start`` of ``fifo`` must be pushed: an input when its
-    first element is needed; an output when its first element's buffer is needed again, that is when the
-    element ``depth`` later is made (the producer makes the ones before into free buffers), or when the last
-    one is made if the fifo ends sooner."""
+    """When the transfer starting at element offset ``start`` of ``fifo`` is pushed: an input when its first
+    element is needed; an output when its producer needs its first element's buffer again (it holds the
+    element ``depth`` later), or, where the fifo ends before that and the producer never waits for it, when
+    its first element is written."""
     decl = design.fifo(fifo)
     first = start // decl.elem.numel
     if to_device:
         return progress.needed(fifo, first)
-    last = max(total // decl.elem.numel - 1, first)
-    return progress.made(fifo, min(first + decl.depth, last))
+    if first + decl.depth < total // decl.elem.numel:
+        return progress.made(fifo, first + decl.depth)
+    return progress.given(fifo, first)
 
 
 def issue_order(transfers: list[Transfer], design: Design | None = None) -> list[Transfer]:
