@@ -209,65 +209,59 @@ class Progress:
 
     def needed(self, fifo: str, k: int, depth: int = 0) -> Fraction | None:
         """When element ``k`` of ``fifo`` is first taken (None: nothing in the design takes it)."""
-        return self._side(self.takers, fifo, k, depth, taking=True, given=False)
+        return self._side(self.takers, fifo, k, depth, taking=True)
 
     def made(self, fifo: str, k: int, depth: int = 0) -> Fraction | None:
         """When the producer of ``fifo`` first holds element ``k`` to write it (None: nothing makes it)."""
-        return self._side(self.makers, fifo, k, depth, taking=False, given=False)
+        return self._side(self.makers, fifo, k, depth, taking=False)
 
-    def given(self, fifo: str, k: int, depth: int = 0) -> Fraction | None:
-        """When the producer of ``fifo`` releases element ``k``, written (None: nothing makes it)."""
-        return self._side(self.makers, fifo, k, depth, taking=False, given=True)
-
-    def _side(self, side: dict, fifo: str, k: int, depth: int, taking: bool, given: bool) -> Fraction | None:
+    def _side(self, side: dict, fifo: str, k: int, depth: int, taking: bool) -> Fraction | None:
         if depth > len(self.design.links):
             return None
         out = []
         for kind, x in side.get(fifo, []):
             if kind == "core":
-                out.append(self._at(x, (fifo, given), k))
+                out.append(self._at(x, fifo, k))
             elif taking:  # a link takes element k of its source(s) when a destination needs its element k
                 out.extend(self.needed(d, k, depth + 1) for d in x.dsts)
-            else:  # it makes (gives) element k of its destination once a source has made (given) its element k
-                out.extend(self._side(self.makers, f, k, depth + 1, False, given) for f in x.srcs)
+            else:  # it makes element k of its destination once a source has made its element k
+                out.extend(self.made(f, k, depth + 1) for f in x.srcs)
         out = [x for x in out if x is not None]
         return min(out) if out else None
 
-    def _at(self, core: Core, what: tuple[str, bool], k: int) -> Fraction | None:
-        total, _, _ = self._effect(core.body, what, 0)
-        at, _, _ = self._find(core.body, what, k, 0)
+    def _at(self, core: Core, fifo: str, k: int) -> Fraction | None:
+        total, _, _ = self._effect(core.body, fifo, 0)
+        at, _, _ = self._find(core.body, fifo, k, 0)
         return None if at is None else Fraction(at, max(total, 1))
 
     @staticmethod
-    def _step(st: object, what: tuple[str, bool], held: int) -> tuple[int, int]:
-        """(elements counted, hold after) of one statement: elements newly held, or with ``what[1]``
-        elements released."""
-        fifo, given = what
+    def _step(st: object, fifo: str, held: int) -> tuple[int, int]:
+        """(elements of ``fifo`` newly held, hold after) of one statement."""
         if isinstance(st, Acquire) and st.fifo == fifo and st.n > held:
-            return (0 if given else st.n - held), st.n
+            return st.n - held, st.n
         if isinstance(st, Release) and st.fifo == fifo:
-            return (st.n if given else 0), max(0, held - st.n)
+            return 0, max(0, held - st.n)
         return 0, held
 
-    def _effect(self, body: tuple, what: tuple[str, bool], held: int) -> tuple[int, int, int]:
+    def _effect(self, body: tuple, fifo: str, held: int) -> tuple[int, int, int]:
         """(steps, elements counted, hold at the end) of one run of ``body`` entered holding ``held``."""
-        key = (id(body), what, held)
+        key = (id(body), fifo, held)
         if key in self._memo:
             return self._memo[key]
         steps = new = 0
         for st in body:
             if isinstance(st, Loop):
-                s_, n_, held = self._loop(st, what, held, None)[:3]
+                s_, n_, held = self._loop(st, fifo, held, None)[:3]
                 steps += s_
                 new += n_
                 continue
             steps += 1
-            n_, held = self._step(st, what, held)
+            n_, held = self._step(st, fifo, held)
             new += n_
         self._memo[key] = (steps, new, held)
         return steps, new, held
 
-    def _loop(self, loop: Loop, what: tuple[str, bool], held: int, k: int | None) -> tuple[int, int, int, int | None]:
+    def _loop(self, loop: Loop, fifo: str, held: int, k: int | None) -> tuple[int, int, int, int | None]:
         """(steps, elements counted, hold at the end, step of the k-th element or None) of a loop entered
         holding ``held``; iterations repeating a hold already seen are counted a period at a time."""
         trips = len(range(loop.start, loop.stop, loop.step))
@@ -284,26 +278,26 @@ class Progress:
                 if i >= trips:
                     break
             seen[held] = (i, steps, new)
-            s_, n_, h_ = self._effect(loop.body, what, held)
+            s_, n_, h_ = self._effect(loop.body, fifo, held)
             if k is not None and new + n_ > k:
-                at, _, _ = self._find(loop.body, what, k - new, held)
+                at, _, _ = self._find(loop.body, fifo, k - new, held)
                 return steps, new, held, steps + at
             steps, new, held, i = steps + s_, new + n_, h_, i + 1
         return steps, new, held, None
 
-    def _find(self, body: tuple, what: tuple[str, bool], k: int, held: int) -> tuple[int | None, int, int]:
+    def _find(self, body: tuple, fifo: str, k: int, held: int) -> tuple[int | None, int, int]:
         """(step of ``body`` at which it counts element ``k`` or None, steps, hold at the end)."""
         at = 0
         for st in body:
             if isinstance(st, Loop):
-                s_, n_, h_, found = self._loop(st, what, held, k)
+                s_, n_, h_, found = self._loop(st, fifo, held, k)
                 if found is not None:
                     return at + found, at, held
                 k -= n_
                 at += s_
                 held = h_
                 continue
-            n_, held = self._step(st, what, held)
+            n_, held = self._step(st, fifo, held)
             if k < n_:
                 return at, at, held
             k -= n_
@@ -314,22 +308,23 @@ class Progress:
 def _when(progress: Progress, design: Design, fifo: str, start: int, total: int, to_device: bool) -> Fraction | None:
     """When the transfer starting at element offset ``start`` of ``fifo`` is pushed: an input when its first
     element is needed; an output when its producer needs its first element's buffer again (it holds the
-    element ``depth`` later), or, where the fifo ends before that and the producer never waits for it, when
-    its first element is written."""
+    element ``depth`` later). An output whose fifo ends before that never holds its producer up: it goes at
+    the end (1)."""
     decl = design.fifo(fifo)
     first = start // decl.elem.numel
     if to_device:
         return progress.needed(fifo, first)
     if first + decl.depth < total // decl.elem.numel:
         return progress.made(fifo, first + decl.depth)
-    return progress.given(fifo, first)
+    return Fraction(1)
 
 
 def issue_order(transfers: list[Transfer], design: Design | None = None) -> list[Transfer]:
     """The order the sequence pushes transfers: as the cores take their data.
 
     A transfer into the device goes when its first element is needed, one out of it when the
-    producer needs its first element's buffer again (``Progress``, ``_when``); ties, and transfers whose fifo no core or link
+    producer needs its first element's buffer again (``Progress``, ``_when``), never before an
+    earlier transfer of its fifo or channel; ties, and transfers whose fifo no core or link
     reaches, go by how far into its fifo's host traffic the transfer starts (the elements its
     fifo's earlier transfers move, over all of them), then in program order.
     """
@@ -338,6 +333,7 @@ def issue_order(transfers: list[Transfer], design: Design | None = None) -> list
         total[t.fifo] = total.get(t.fifo, 0) + t.dma.pattern.numel
     progress = Progress(design) if design is not None else None
     done: dict[str, int] = {}
+    last: dict[object, Fraction] = {}
     keyed = []
     for t in transfers:
         start = done.get(t.fifo, 0)
@@ -348,6 +344,10 @@ def issue_order(transfers: list[Transfer], design: Design | None = None) -> list
             at = [_when(progress, design, f, start, total[t.fifo], t.dma.to_device) for f in t.fifos]
             at = [x for x in at if x is not None]
             when = min(at) if at else share
+        # a channel runs its tasks in the order pushed, and a fifo's moves complete in program order: a
+        # transfer never goes before an earlier one of its fifo or channel
+        when = max(when, last.get(t.fifo, when), last.get(t.channel, when))
+        last[t.fifo] = last[t.channel] = when
         keyed.append((when, share, t.order, t))
     keyed.sort(key=lambda k: k[:3])
     return [k[3] for k in keyed]
