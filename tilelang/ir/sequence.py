@@ -27,8 +27,10 @@ The rules (device data: ``Device.buffer_descriptors`` and the ``host_memory``'s
   order;
 - transfers are pushed in the order the cores take their data (``Progress``): an
   input when its first element is first acquired, an output when its producer
-  needs its first element's buffer again, each as a share of the core's program
-  (loops counted, not unrolled) and through the memtile links in between. A wait
+  needs its first element's buffer again (at the end if it never does), each as
+  a share of the core's program (loops counted, not unrolled) and through the
+  memtile links in between, never before an earlier transfer of its fifo or
+  channel. A wait
   is then for a transfer whose data the cores took before the one pushed after
   it, so it does not stall the moves that let it complete. Program order alone
   can hang: a design writing all of one column's B moves before the next
@@ -101,9 +103,6 @@ class HostSequence:
     transfers: tuple[Transfer, ...]
     commands: tuple[Push | Wait, ...]
     ring: dict[Channel, int]
-
-    def pushes(self) -> list[Push]:
-        return [c for c in self.commands if isinstance(c, Push)]
 
 
 def host_end(plan: Plan, fifo: str, to_device: bool) -> FifoEnd:
