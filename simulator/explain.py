@@ -76,6 +76,7 @@ class Explanation:
         kernel_peak: the path core's main kernel alone, % of MAC peak as a fraction (None: no MACs).
         floor: cycles no run of the design can beat, from the design alone (``simulator.bound.floor``).
         floor_cause: what sets the floor, in words.
+        sequence: the runtime sequence's pushes and waits in one line (``Stats.sequence_line``; "" without one).
     """
 
     cycles: int
@@ -87,6 +88,7 @@ class Explanation:
     kernel_peak: float | None
     floor: int = 0
     floor_cause: str = ""
+    sequence: str = ""
 
     def share(self, cause: str) -> int:
         """Cycles of the shares whose cause starts with ``cause``."""
@@ -104,6 +106,8 @@ class Explanation:
         if self.floor:
             lines.append(f"floor: {self.floor} cycles ({self.floor_cause}); the run is "
                          f"{self.cycles / self.floor:.2f}x its floor")
+        if self.sequence:
+            lines.append(self.sequence)
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -154,7 +158,8 @@ def explain(result: object, plan: Plan) -> Explanation:
     device_peak = _device_peak(plan, cycles)
     fl = floor(plan.design)
     return Explanation(cycles, result.seconds, path, tuple(shares),  # type: ignore[attr-defined]
-                       _verdict(shares, cycles, kernel_peak, path), device_peak, kernel_peak, fl.cycles, fl.cause)
+                       _verdict(shares, cycles, kernel_peak, path), device_peak, kernel_peak, fl.cycles, fl.cause,
+                       stats.sequence_line())  # type: ignore[attr-defined]
 
 
 # -- the path ----------------------------------------------------------------------------

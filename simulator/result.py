@@ -171,6 +171,9 @@ class Stats:
         ddr_bytes_read / ddr_bytes_written: host memory traffic.
         events: simulation events processed.
         cascades: per cascade (busy while a tile moves over it).
+        sequence: the runtime sequence's command processor: ``pushes``, ``push_cycles``, ``waits``
+            (dma_waits that held a later push back), ``wait_cycles``, and the longest's move and cycles
+            (``longest``, ``longest_cycles``); empty without a runtime sequence.
     """
 
     cycles: int
@@ -184,6 +187,18 @@ class Stats:
     ddr_bytes_written: int = 0
     events: int = 0
     cascades: dict[str, TransferStats] = field(default_factory=dict)
+    sequence: dict[str, object] = field(default_factory=dict)
+
+    def sequence_line(self) -> str:
+        """The runtime sequence in one line ("" without one)."""
+        q = self.sequence
+        if not q:
+            return ""
+        line = f"runtime sequence: {q['pushes']} pushes ({q['push_cycles']} cycles)"
+        if q["waits"]:
+            line += (f", held back {q['wait_cycles']} cycles by {q['waits']} dma_wait(s) before later pushes "
+                     f"(longest: for {q['longest']}, {q['longest_cycles']} cycles)")
+        return line
 
     def utilisation(self) -> float:
         """Mean core utilisation (busy / total cycles)."""
@@ -205,6 +220,8 @@ class Stats:
                 lines += ["", f"{title:<28} {'bytes':>12} {'busy':>9} {'util':>7}"]
                 for name, s in table.items():
                     lines.append(f"{name:<28} {s.bytes:>12} {s.busy:>9} {s.utilisation:>7.1%}")
+        if self.sequence:
+            lines += ["", self.sequence_line()]
         return "\n".join(lines)
 
     def __str__(self) -> str:

@@ -205,7 +205,21 @@ def _stats(world: World, cycles: int) -> Stats:
         ddr_bytes_written=world.ddr.bytes_written,
         events=world.engine.events,
         cascades={name: _transfer(c.settle(world.trace), cycles) for name, c in world.cascades.items()},
+        sequence=_sequence(world.host.log),
     )
+
+
+def _sequence(log: list[tuple[str, int, int]]) -> dict[str, object]:
+    """The command processor's pushes and waits, summed (``Stats.sequence``)."""
+    if not log:
+        return {}
+    pushes = [c for what, _, c in log if what.startswith("push ")]
+    # the waits that held a later push back (the sequence's closing waits hold nothing back)
+    last = max(i for i, (what, _, _) in enumerate(log) if what.startswith("push "))
+    waits = [(c, what.split(" ", 1)[1]) for what, _, c in log[:last] if what.startswith("dma_wait ")]
+    longest = max(waits, key=lambda w: (w[0], w[1]), default=(0, ""))
+    return {"pushes": len(pushes), "push_cycles": sum(pushes), "waits": len(waits),
+            "wait_cycles": sum(c for c, _ in waits), "longest": longest[1], "longest_cycles": longest[0]}
 
 
 def _trace_moves(trace: Trace, moves: list[HostMove]) -> None:

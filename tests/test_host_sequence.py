@@ -320,3 +320,10 @@ def test_the_trace_shows_the_command_processor_pushing_and_waiting():
         assert start + dur <= nxt  # one command at a time
     for _, name, start, dur in waits:
         assert start + dur == res.stats.moves[name.split(" ", 1)[1]]["completed"]
+    # the statistics and the explanation sum the waits that held a later push back
+    last_push = max(s[2] for s in pushes)
+    held = [s for s in waits if s[2] < last_push]
+    q = res.stats.sequence
+    assert (q["pushes"], q["push_cycles"]) == (len(pushes), sum(s[3] for s in pushes))
+    assert (q["waits"], q["wait_cycles"]) == (len(held), sum(s[3] for s in held)) and q["waits"] > 0
+    assert res.stats.sequence_line() in res.explain().text()
