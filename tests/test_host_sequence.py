@@ -138,7 +138,7 @@ def _tiles(plan) -> dict[str, tuple[int, int]]:
     return out
 
 
-def test_program_order_would_hang_and_the_sequence_does_not():
+def test_program_order_would_hang_and_the_sequence_does_not(monkeypatch):
     d = chunked_add()
     p = tl.plan(d, strategy="greedy")
     rng = np.random.default_rng(3)
@@ -149,13 +149,14 @@ def test_program_order_would_hang_and_the_sequence_does_not():
     check_rules(text, _tiles(p))
     # pushed in program order (all of A, then B), the fifth A push waits for A's first move, which
     # cannot complete before B arrives: the simulator runs the sequence it is given, and says so
-    original = seq_mod.issue_order
-    try:
-        seq_mod.issue_order = lambda transfers, design=None: list(transfers)
-        with pytest.raises(tl.SimulationError, match="runtime sequence: dma_wait for dma"):
-            tl.simulate(p, mode="timing")
-    finally:
-        seq_mod.issue_order = original
+    _reports_a_hang(p, monkeypatch, lambda transfers, design=None: list(transfers))
+
+
+def _reports_a_hang(plan, monkeypatch, order) -> None:
+    """Pushed in ``order`` instead, the plan's sequence hangs, and the simulator names the wait."""
+    monkeypatch.setattr(seq_mod, "issue_order", order)
+    with pytest.raises(tl.SimulationError, match="runtime sequence: dma_wait for dma"):
+        tl.simulate(plan, mode="timing")
 
 
 def _designs():
@@ -240,7 +241,7 @@ def test_mlir_aie_lowers_the_chunked_sequence(level):
     vendor.compile_plan(tl.plan(chunked_add(), strategy="greedy"), level=level)
 
 
-def test_a_core_taking_its_fifos_one_after_another_runs():
+def test_a_core_taking_its_fifos_one_after_another_runs(monkeypatch):
     p = tl.plan(phased_add(), strategy="greedy")
     rng = np.random.default_rng(5)
     a, b = (rng.integers(-1000, 1000, 8192).astype(np.int32) for _ in range(2))
@@ -248,12 +249,7 @@ def test_a_core_taking_its_fifos_one_after_another_runs():
     check_rules(tl.emit_mlir(p), _tiles(p))
     # pushed by how far each fifo's host traffic has gone instead, the sequence hangs, and the simulator says so
     original = seq_mod.issue_order
-    try:
-        seq_mod.issue_order = lambda transfers, design=None: original(transfers)
-        with pytest.raises(tl.SimulationError, match="runtime sequence: dma_wait for dma"):
-            tl.simulate(p, mode="timing")
-    finally:
-        seq_mod.issue_order = original
+    _reports_a_hang(p, monkeypatch, lambda transfers, design=None: original(transfers))
 
 
 def _unrolled(body, fifo):
