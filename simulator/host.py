@@ -462,6 +462,7 @@ class Host:
         parts = self._open_parts.get(id(m))
         if not parts:
             return
+        resume = False
         for t in [t for t in parts if self._done(m, t)]:
             parts.remove(t)
             self._queued[t.channel] -= 1
@@ -469,6 +470,6 @@ class Host:
                 self.waiting = None
                 self.log.append((f"dma_wait {m.dma.name}", self._wait_began, self.engine.now - self._wait_began))
                 self._pc += 1
-                if self._running:
-                    return  # the loop running the commands goes on from the next one
-                self._run()
+                resume = True
+        if resume and not self._running:  # (a loop already running the commands goes on by itself)
+            self._run()
