@@ -51,6 +51,8 @@ def test_simulate_reports_cycles_and_writes_outputs(capsys, tmp_path):
     summary = json.loads(out)
     assert summary["cycles"] > 0 and set(summary["cores"]) == {"worker"}
     assert sum(sh["cycles"] for sh in summary["explain"]["shares"]) == summary["cycles"]
+    # the runtime sequence: a push of A and one of C, each costing its issue time
+    assert summary["sequence"]["pushes"] == 2 and summary["sequence"]["push_cycles"] > 0
     with np.load(tmp_path / "out.npz") as res:
         np.testing.assert_array_equal(res["C"], a * 3)
     assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]

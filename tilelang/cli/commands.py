@@ -211,6 +211,7 @@ def summarise(res: object) -> dict:
                   for n, c in stats.cores.items()},
         "outputs": {n: {"shape": list(a.shape), "dtype": str(a.dtype)} for n, a in res.outputs.items()},  # type: ignore[attr-defined]
         "explain": _explained(res),
+        "sequence": stats.sequence,
     }
 
 
