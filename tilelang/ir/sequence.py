@@ -28,9 +28,9 @@ The rules (device data: ``Device.buffer_descriptors`` and the ``host_memory``'s
 - transfers are pushed in the order the cores take their data (``Progress``): an
   input when its first element is first acquired, an output when its producer
   needs its first element's buffer again (at the end if it never does), each as
-  a share of the core's program (loops counted, not unrolled) and through the
-  memtile links in between, never before an earlier transfer of its fifo or
-  channel. A wait
+  a share of the core's program (loops counted, not unrolled; a core feeding
+  another core runs at that core's pace) and through the memtile links in
+  between, never before an earlier transfer of its fifo or channel. A wait
   is then for a transfer whose data the cores took before the one pushed after
   it, so it does not stall the moves that let it complete. Program order alone
   can hang: a design writing all of one column's B moves before the next
@@ -185,8 +185,9 @@ class Progress:
     repeats, so whole runs of iterations are counted at once. An element a memtile link passes on
     is needed when the first of its destinations needs it (a split's element k is each
     destination's element k) and made when the first of its sources made it; a fifo several agents
-    take is needed by the earliest. Cores at the same share of their work are taken to be at the
-    same time, so elements of different fifos compare by when their cores reach them.
+    take is needed by the earliest. A core whose results another core takes runs at that core's
+    pace (``_time``); the others at their own, a step at its share of the program, so cores at the
+    same share of their work are at the same time.
     """
 
     def __init__(self, design: Design) -> None:
@@ -205,33 +206,67 @@ class Progress:
                 self.takers.setdefault(f, []).append(("link", ln))
             for f in ln.dsts:
                 self.makers.setdefault(f, []).append(("link", ln))
+        self.made_by: dict[str, list[str]] = {}  # core -> the fifos it makes that something on chip takes
+        for f, makers in self.makers.items():
+            for kind, x in makers:
+                if kind == "core" and f in self.takers:
+                    self.made_by.setdefault(x.name, []).append(f)
 
-    def needed(self, fifo: str, k: int, depth: int = 0) -> Fraction | None:
+    def needed(self, fifo: str, k: int, depth: int = 0, visiting: frozenset = frozenset()) -> Fraction | None:
         """When element ``k`` of ``fifo`` is first taken (None: nothing in the design takes it)."""
-        return self._side(self.takers, fifo, k, depth, taking=True)
+        return self._side(self.takers, fifo, k, depth, True, visiting)
 
-    def made(self, fifo: str, k: int, depth: int = 0) -> Fraction | None:
+    def made(self, fifo: str, k: int, depth: int = 0, visiting: frozenset = frozenset()) -> Fraction | None:
         """When the producer of ``fifo`` first holds element ``k`` to write it (None: nothing makes it)."""
-        return self._side(self.makers, fifo, k, depth, taking=False)
+        return self._side(self.makers, fifo, k, depth, False, visiting)
 
-    def _side(self, side: dict, fifo: str, k: int, depth: int, taking: bool) -> Fraction | None:
+    def _side(self, side: dict, fifo: str, k: int, depth: int, taking: bool, visiting: frozenset) -> Fraction | None:
         if depth > len(self.design.links):
             return None
         out = []
         for kind, x in side.get(fifo, []):
             if kind == "core":
-                out.append(self._at(x, fifo, k))
+                out.append(self._at(x, fifo, k, visiting))
             elif taking:  # a link takes element k of its source(s) when a destination needs its element k
-                out.extend(self.needed(d, k, depth + 1) for d in x.dsts)
+                out.extend(self.needed(d, k, depth + 1, visiting) for d in x.dsts)
             else:  # it makes element k of its destination once a source has made its element k
-                out.extend(self.made(f, k, depth + 1) for f in x.srcs)
+                out.extend(self.made(f, k, depth + 1, visiting) for f in x.srcs)
         out = [x for x in out if x is not None]
         return min(out) if out else None
 
-    def _at(self, core: Core, fifo: str, k: int) -> Fraction | None:
-        total, _, _ = self._effect(core.body, fifo, 0)
+    def _at(self, core: Core, fifo: str, k: int, visiting: frozenset = frozenset()) -> Fraction | None:
         at, _, _ = self._find(core.body, fifo, k, 0)
-        return None if at is None else Fraction(at, max(total, 1))
+        return None if at is None else self._time(core, at, visiting)
+
+    def _time(self, core: Core, step: int, visiting: frozenset) -> Fraction:
+        """When ``core`` reaches ``step`` of its program. A core whose results another core takes runs
+        at that core's pace: the step is when the element it is making of such a fifo is needed there
+        (the earliest over its fifos). A core whose results only go to the host, or on a loop of cores,
+        runs at its own pace: the step's share of its program."""
+        total = self._effect(core.body, "", 0)[0]
+        own = Fraction(step, max(total, 1))
+        if core.name in visiting:
+            return own
+        out = []
+        for f in self.made_by.get(core.name, ()):
+            n = self._effect(core.body, f, 0)[1]
+            k = min(self._count(core.body, f, step, n), n - 1)
+            t = self.needed(f, k, 0, visiting | {core.name})
+            if t is not None:
+                out.append(t)
+        return min(out) if out else own
+
+    def _count(self, body: tuple, fifo: str, step: int, n: int) -> int:
+        """Elements of ``fifo`` newly held at steps up to ``step`` (of ``n`` in all)."""
+        lo, hi = 0, n  # the first element held after ``step``, by bisection (each is held at a later step)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            at = self._find(body, fifo, mid, 0)[0]
+            if at is not None and at <= step:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
 
     @staticmethod
     def _step(st: object, fifo: str, held: int) -> tuple[int, int]:
