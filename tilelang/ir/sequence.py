@@ -11,7 +11,8 @@ dedicated command processor in order. Commands that are set to `wait` will block
 the dedicated command processor until a token associated with their completion is
 generated." This module decides those commands once, from
 the plan; the MLIR emitter writes them and the simulator runs them, so the cycles
-the simulator reports are those of the sequence the module holds.
+the simulator reports are those of the sequence the module holds (the physical
+level's; the objectfifo level's is the same wherever each host move feeds one fifo).
 
 The rules (device data: ``Device.buffer_descriptors`` and the ``host_memory``'s
 ``task_queue``):
