@@ -244,8 +244,7 @@ class Progress:
         at that core's pace: the step is when the element it is making of such a fifo is needed there
         (the earliest over its fifos). A core whose results only go to the host, or on a loop of cores,
         runs at its own pace: the step's share of its program."""
-        total = self._effect(core.body, "", 0)[0]
-        own = Fraction(step, max(total, 1))
+        own = Fraction(step, max(self._steps(core), 1))
         if core.name in visiting:
             return own
         out = []
@@ -256,6 +255,10 @@ class Progress:
             if t is not None:
                 out.append(t)
         return min(out) if out else own
+
+    def _steps(self, core: Core) -> int:
+        """Steps of one run of ``core``'s program (the same counted for any fifo)."""
+        return self._effect(core.body, "", 0)[0]
 
     def _count(self, body: tuple, fifo: str, step: int, n: int) -> int:
         """Elements of ``fifo`` newly held at steps up to ``step`` (of ``n`` in all)."""
@@ -354,7 +357,7 @@ def _when(progress: Progress, design: Design, fifo: str, start: int, total: int,
     return Fraction(1)
 
 
-def issue_order(transfers: list[Transfer], design: Design | None = None) -> list[Transfer]:
+def issue_order(transfers: list[Transfer], design: Design) -> list[Transfer]:
     """The order the sequence pushes transfers: as the cores take their data.
 
     A transfer into the device goes when its first element is needed, one out of it when the
@@ -366,7 +369,7 @@ def issue_order(transfers: list[Transfer], design: Design | None = None) -> list
     total: dict[str, int] = {}
     for t in transfers:
         total[t.fifo] = total.get(t.fifo, 0) + t.dma.pattern.numel
-    progress = Progress(design) if design is not None else None
+    progress = Progress(design)
     done: dict[str, int] = {}
     last: dict[object, Fraction] = {}
     keyed = []
@@ -374,11 +377,9 @@ def issue_order(transfers: list[Transfer], design: Design | None = None) -> list
         start = done.get(t.fifo, 0)
         done[t.fifo] = start + t.dma.pattern.numel
         share = Fraction(start, total[t.fifo])
-        when = share
-        if progress is not None:
-            at = [_when(progress, design, f, start, total[t.fifo], t.dma.to_device) for f in t.fifos]
-            at = [x for x in at if x is not None]
-            when = min(at) if at else share
+        at = [_when(progress, design, f, start, total[t.fifo], t.dma.to_device) for f in t.fifos]
+        at = [x for x in at if x is not None]
+        when = min(at) if at else share
         # a channel runs its tasks in the order pushed, and a fifo's moves complete in program order: a
         # transfer never goes before an earlier one of its fifo or channel
         when = max(when, last.get(t.fifo, when), last.get(t.channel, when))
