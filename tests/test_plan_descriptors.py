@@ -166,3 +166,69 @@ def test_a_plan_the_planner_accepts_the_emitter_accepts(design, strategy) -> Non
         assert "buffer descriptors" in str(e) or "DMA channels" in str(e) or "locks" in str(e), str(e)
         return
     tl.emit_mlir(p, level="physical")
+
+
+# -- AIE1 shim chains: one BD per host move ----------------------------------------------------
+
+
+def _aie1_moves(pieces: tuple[int, ...], n: int = 256):
+    """A core on the xcvc1902 adding inputs each moved in ``pieces[i]`` host moves of one tile."""
+    reps = max(pieces)
+    assert all(reps % p == 0 for p in pieces)
+
+    @tl.kernel
+    def add(a: tl.Tile[(n,), tl.i32], b: tl.Tile[(n,), tl.i32], c: tl.Tile[(n,), tl.i32]):
+        c[...] = a + b
+
+    @tl.design(device="xcvc1902")
+    def chains(X: tl.Tensor[(reps * n,), tl.i32], Y: tl.Tensor[(reps * n,), tl.i32],
+               C: tl.Tensor[(reps * n,), tl.i32]):
+        x = tl.fifo(tl.Tile[(n,), tl.i32], name="x")
+        y = tl.fifo(tl.Tile[(n,), tl.i32], name="y")
+        c = tl.fifo(tl.Tile[(n,), tl.i32], name="c")
+
+        @tl.core(name="w", tile=(24, 1))
+        def w():
+            for _ in tl.range(reps):
+                a, b, o = x.acquire(), y.acquire(), c.acquire()
+                add(a, b, o)
+                x.release()
+                y.release()
+                c.release()
+
+        for fifo, tensor, k in ((x, X, pieces[0]), (y, Y, pieces[1])):
+            step = reps // k * n
+            for j in range(k):
+                tl.dma(tensor, fifo, pattern=tl.pattern(j * step, [step], [1]))
+        tl.dma(c, C)
+
+    return chains
+
+
+def test_aie1_host_ends_share_a_shim_only_within_its_bds() -> None:
+    """Two fifos of 10 moves each (10 BDs each on AIE1's static chains) cannot share a 16-BD shim: the
+    placement ILP puts them on different shims by itself (no fallback to the greedy placement, no warning)."""
+    import warnings
+
+    import numpy as np
+
+    d = _aie1_moves((10, 10))
+    for strategy in ("ilp", "greedy"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            p = tl.plan(d, strategy=strategy)
+        assert p.fifos["x"].producer.tile != p.fifos["y"].producer.tile, strategy
+        assert "greedy" not in p.solves["placement"].method or strategy == "greedy"
+    x, y = np.arange(10 * 256, dtype=np.int32), np.arange(10 * 256, dtype=np.int32)[::-1].copy()
+    assert np.array_equal(tl.simulate(p, X=x, Y=y).outputs["C"], x + y)
+
+
+def test_aie1_fifo_moved_in_more_pieces_than_a_shim_has_bds_is_refused_before_placement() -> None:
+    import warnings
+
+    for strategy in ("ilp", "greedy"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a clear error, not a fallback's warning first
+            with pytest.raises(PlanError, match=r"fifo 'y': its 20 host moves need 20 buffer descriptors on one shim "
+                                                r".*a shim has 16: move it in at most 16 moves"):
+                tl.plan(_aie1_moves((2, 20)), strategy=strategy)

@@ -20,7 +20,7 @@ from typing import Protocol
 
 from tilelang.devices import Device
 from tilelang.errors import PlanError
-from tilelang.ir.descriptors import bd_pool, end_bds, part_count, whole_fifo
+from tilelang.ir.descriptors import bd_pool, end_bds, host_end_bds, part_count, whole_fifo
 from tilelang.ir.design import Design
 
 Coord = tuple[int, int]
@@ -183,6 +183,32 @@ def check_link_channels(design: Design) -> None:
             f"{pool}-{2 * pool - 1}) and no choice of channels fits them (the fullest pool would need {worst}): "
             f"{advice}"
         )
+
+
+def check_host_ends(design: Design) -> None:
+    """Every host end's BD chain fits a NoC shim on its own, wherever it goes (checked before placement).
+
+    On AIE1 the shim DMAs are described statically: a host end's chain takes one BD per move on its fifo
+    (``descriptors.host_end_bds``), so a fifo moved in more pieces than a shim has BDs fits no shim.
+
+    Raises:
+        PlanError: naming the fifo, its moves, the shim's BDs and what to change.
+    """
+    dev = design.device
+    shims = [t for t in dev.tiles("shim") if dev.is_noc_shim(t)]
+    if not shims:
+        return
+    have = max(dev.buffer_descriptors(t) for t in shims)
+    for f in design.fifos:
+        if design.plio_of(f.name):
+            continue
+        need = host_end_bds(design, f.name)
+        if need > have:
+            raise PlanError(
+                f"fifo {f.name!r}: its {need} host moves need {need} buffer descriptors on one shim ({dev.name}'s shim "
+                f"DMAs are static chains, one BD per move), and a shim has {have}: move it in at most {have} "
+                f"moves (larger or multi-dimensional patterns)"
+            )
 
 
 def _deepest_fit(dev: Device, tile: Coord, ends: list[_LinkEnd], depth: int, pool: int) -> int:

@@ -24,7 +24,7 @@ from tilelang.plan.bank_ilp import ilp_banks
 from tilelang.plan.bank_weights import contention
 from tilelang.plan.buffers import place_buffers
 from tilelang.plan.carriage import Carriage, Placement, carry
-from tilelang.plan.channels import check_link_channels
+from tilelang.plan.channels import check_host_ends, check_link_channels
 from tilelang.plan.fabric import describe, fabric
 from tilelang.plan.greedy import greedy_placement
 from tilelang.plan.negotiated import RouteResult
@@ -155,6 +155,7 @@ def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: 
         timings["packing"] = time.monotonic() - t0
     problem = build_problem(design, packings)
     check_link_channels(design)
+    check_host_ends(design)
 
     t0 = time.monotonic()
     # Shares of the time limit are safety nets only (work bounds each solve): generous to the placement,

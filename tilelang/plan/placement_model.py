@@ -19,8 +19,10 @@ when shared); per memtile, its links' channels, bytes, BDs and locks, and
 the fifos crossing its links to the core above and the shim below (AIE-ML
 memtiles have no east/west links, so a core's fifo into a link enters its
 memtile from above: more than those links carry cannot be routed without a
-detour); per shim, host ends per direction, within its DMA (PLIO) channels
-(and, on request, within its own links to the array above: ``shim_links``).
+detour); per shim, host ends per direction, within its DMA (PLIO) channels,
+and their BDs within its buffer descriptors (AIE1's static shim chains take one
+per move: ``descriptors.host_end_bds``) (and, on request, within its own links
+to the array above: ``shim_links``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import pulp
 from tilelang.devices import Device
 from tilelang.devices.abi import STACK_BYTES
 from tilelang.devices.cascade_rules import cascade_targets
+from tilelang.ir.descriptors import host_end_bds
 from tilelang.ir.verify import HOST
 from tilelang.plan.carriage import MM2S, S2MM, Placement, common_memories, host_shims, link_needs, memtile_ports
 from tilelang.plan.cascades import cascade_pairs
@@ -324,6 +327,24 @@ class PlacementModel:
         for s, d, ends in self._shim_ends():
             self.prob += pulp.lpSum(ends) <= self.dev.end_channels(s, d), f"sh_{d}_{s[0]}_{s[1]}"
 
+    def shim_bds(self) -> None:
+        """Host ends' BDs within each shim's buffer descriptors (one pool for all its channels), where the
+        ends that may go there could need more: on AIE1 a host end's chain takes one BD per move on its fifo,
+        so two fifos of 16 moves each cannot share a 16-BD shim (an NPU host end takes one BD of the runtime
+        sequence's ring: never binding)."""
+        need = {f.name: (host_end_bds(self.p.design, f.name), f.producer == HOST) for f in self.p.fifos
+                if HOST in f.agents}
+        for s in sorted({t for k, a in self.assign.items() if k.startswith("host@") for t in a}):
+            ends = [(n, out, self.assign[f"host@{name}"][s]) for name, (n, out) in need.items()
+                    if s in self.assign[f"host@{name}"]]
+            cap = self.dev.buffer_descriptors(s)
+            # the most the shim's channels let in (the largest needs, as many as its channels a direction):
+            # added only where that is more than its BDs, so models where it cannot bind stay as they were
+            most = sum(sum(sorted((n for n, o, _ in ends if o == out), reverse=True)[:self.dev.end_channels(s, d)])
+                       for out, d in ((True, MM2S), (False, S2MM)))
+            if most > cap:
+                self.prob += pulp.lpSum(n * x for n, _, x in ends) <= cap, f"shbd_{s[0]}_{s[1]}"
+
     def shim_links(self) -> None:
         """Host ends within the channels of each shim's own links to the array above (``array_channels``),
         where those are fewer than its channels: a VC1902 PL shim takes 8 PLIO streams in and sends 6 north,
@@ -410,6 +431,7 @@ def build(problem: Problem, start: Placement, movable: frozenset[str] | None = N
     m.core_channels_and_memory()
     m.memtiles()
     m.shims()
+    m.shim_bds()
     if links:
         m.shim_links()
     m.boundaries()
