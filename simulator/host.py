@@ -16,7 +16,9 @@ moves after it (mlir-aie's compiler interleaves a full channel's pushes with
 other channels' transfers rather than stall the sequence). A pushed move
 starts once every earlier move on its fifos has completed; a to-device move
 started on idle channels gets its first data ``latency`` cycles later (the
-first burst's latency); one queued behind its predecessors streams on.
+first burst's latency); one queued behind its predecessors streams on. A PLIO
+move (``Dma.plio``) streams from the programmable logic, not DDR: it has no such
+latency (docs/plio.md).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class HostMove:
         issued_at / completed_at: cycles (None until then).
         sent: elements sent per fifo (to-device).
         reserved / landed: elements started / written into the tensor (from-device).
+        ddr: whether its data comes from or goes to DDR through a shim DMA (False: a PLIO stream).
     """
 
     def __init__(self, dma: Dma, tensor: np.ndarray | None, elem_numel: int, elem_bytes: int) -> None:
@@ -58,6 +61,7 @@ class HostMove:
         self.nbytes = self.total * elem_bytes * len(dma.fifos)
         self.fifos = dma.fifos  # (a property of the Dma: read once here, it is asked per element)
         self.to_device = dma.to_device
+        self.ddr = not dma.plio
         self.sent = {f: 0 for f in self.fifos}
         self.unsent = self.total * len(self.fifos)  # elements still to send over all its fifos (to-device)
         self.reserved = 0
@@ -424,13 +428,14 @@ class Host:
         """Start a pushed move whose predecessors completed: its span on its fifos begins when
         its issue began or its last predecessor completed. A move started on idle channels (at
         its push) waits for its first burst's latency; one queued behind its predecessors
-        streams on: the DMA issued its first reads while the predecessor's last data came in."""
+        streams on: the DMA issued its first reads while the predecessor's last data came in.
+        A PLIO move reads no DDR and waits for no burst."""
         if m.opening:
             return
         m.opening = True
         done = [p.completed_at for p in m.waiting_on if p.completed_at is not None]
         m.issued_at = max([m.issue_start, *done])
-        if idle and self.latency and m.to_device and m.total:
+        if idle and self.latency and m.to_device and m.total and m.ddr:
             self.engine.schedule(self.latency, lambda: self._ready(m))
         else:
             self._ready(m)

@@ -196,6 +196,26 @@ def test_timing_mode_equals_timed():
     assert noc.stats.ddr_bytes_read == 4 * N * 4
 
 
+def _first_to_device(res, kind: str) -> int:
+    """The cycle the first to-device transfer on a ``kind`` ("plio" or "shim") channel started."""
+    return min(sp[2] for name in res.stats.channels if name.startswith(kind) and "mm2s" in name
+               for sp in res.trace.spans(name))
+
+
+def test_plio_move_waits_for_no_ddr_burst():
+    """A PLIO stream comes from the PL side, not DDR: its first tile moves at cycle 0, where a NoC shim
+    DMA's first tile waits for DDR's first-burst latency (the device's ``host_memory.latency_ns``)."""
+    x = np.arange(4 * N, dtype=np.int32)
+    pl = tl.simulate(tl.plan(build(), strategy="greedy"), X=x)
+    assert np.array_equal(pl.outputs["C"], x * 3)
+    assert _first_to_device(pl, "plio") == 0
+    p = tl.plan(build(plio_in=False, plio_out=False), strategy="greedy")
+    noc = tl.simulate(p, X=x)
+    dev = p.device
+    assert _first_to_device(noc, "shim") >= round(dev.host_memory.latency_ns * 1e-9 * dev.clock_hz) > 0
+    assert pl.cycles < noc.cycles
+
+
 def test_mlir_accepted_by_aie_opt():
     """Both levels go through mlir-aie's flow (objectfifo lowering, routing, buffer addresses): the
     objectfifo level's fifos carry plio = true, which mlir-aie lowers to flows from and to the PL shim's

@@ -186,7 +186,8 @@ def test_moves_queued_on_one_channel_stream_on_without_a_new_latency():
 
 
 def _move(name: str, fifo: str) -> HostMove:
-    dma = SimpleNamespace(name=name, fifos=(fifo,), to_device=True, pattern=AccessPattern(0, (4,), (1,)))
+    dma = SimpleNamespace(name=name, fifos=(fifo,), to_device=True, plio=0,
+                          pattern=AccessPattern(0, (4,), (1,)))
     return HostMove(dma, None, 4, 16)  # type: ignore[arg-type]
 
 
