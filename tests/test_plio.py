@@ -108,6 +108,23 @@ def test_device_data():
         tl.device("npu1").plio_bytes_per_cycle(64)
 
 
+@pytest.mark.parametrize(("plio_in", "plio_out"), [(True, False), (False, 64)])
+def test_ilp_places_a_plio_end_beside_a_dma_end(plio_in, plio_out):
+    """The placement ILP with one host end on a PL shim and one on a NoC shim (it raised a KeyError: a shim's
+    constraint asked every fifo's choice of that shim, and a PLIO fifo has no NoC shim to choose)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = tl.plan(build(plio_in=plio_in, plio_out=plio_out))
+    assert p.solves["placement"].method.startswith("ilp") and "greedy" not in p.solves["placement"].method
+    dev = p.device
+    assert dev.is_pl_shim(p.fifos["a"].producer.tile) == bool(plio_in)
+    assert dev.is_pl_shim(p.fifos["c"].consumers[0].tile) == bool(plio_out)
+    x = np.arange(4 * N, dtype=np.int32)
+    assert np.array_equal(tl.simulate(p, X=x).outputs["C"], x * 3)
+
+
 def test_placement_on_pl_shims():
     d = build()
     for strategy in ("greedy", "ilp"):

@@ -360,14 +360,15 @@ class PlacementModel:
                 self.prob += pulp.lpSum(ends) <= cap, f"shl_{d}_{s[0]}_{s[1]}"
 
     def _shim_ends(self) -> list[tuple[Coord, str, list]]:
-        """(shim, direction, the host ends' variables for that shim) for every candidate shim with ends."""
+        """(shim, direction, the host ends' variables for that shim) for every candidate shim with ends (a PLIO
+        fifo's candidates are PL shims, any other's NoC shims: each shim counts the ends that may go there)."""
         out = []
         for s in sorted({t for k, a in self.assign.items() if k.startswith("host@") for t in a}):
             for d in (MM2S, S2MM):
                 ends = [
                     self.assign[f"host@{f.name}"][s]
                     for f in self.p.fifos
-                    if HOST in f.agents and (f.producer == HOST) == (d == MM2S)
+                    if HOST in f.agents and (f.producer == HOST) == (d == MM2S) and s in self.assign[f"host@{f.name}"]
                 ]
                 if ends:
                     out.append((s, d, ends))
