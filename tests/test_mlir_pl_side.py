@@ -26,11 +26,11 @@ def triple(a: tl.Tile[(N,), tl.i32], c: tl.Tile[(N,), tl.i32]):
     c[...] = a * 3
 
 
-def _triple(plio_in: object, plio_out: object, reps: int = 4, reverse: bool = False):
+def _triple(plio_in: object, plio_out: object, reps: int = 4, reverse: bool = False, device: str = "xcvc1902"):
     """``reps`` tiles through one core; with ``reverse`` the input's tiles are moved last first (one PLIO move
     a tile)."""
 
-    @tl.design(device="xcvc1902")
+    @tl.design(device=device)
     def plio_triple(X: tl.Tensor[(reps * N,), tl.i32], C: tl.Tensor[(reps * N,), tl.i32]):
         a = tl.fifo(tl.Tile[(N,), tl.i32], name="a")
         c = tl.fifo(tl.Tile[(N,), tl.i32], name="c")
@@ -69,6 +69,20 @@ def test_plio_streams_run_to_numpy(plio_in, plio_out):
         np.testing.assert_array_equal(got["C"], x * 3)
     ends = [p.fifos["a"].producer.tile, next(e.tile for e in p.fifos["c"].consumers)]
     assert [tl.device("xcvc1902").is_pl_shim(t) for t in ends] == [bool(plio_in), bool(plio_out)]
+
+
+@pytest.mark.parametrize("device", ["xcve2802", "xcve2302"])
+def test_aie_ml_plio_streams_run_to_numpy(device):
+    """AIE-ML's PL shims (8 PLIO streams in, 6 out, AM020): the physical module takes the stream on the PL
+    shim switch's South port, with no shim mux setting; run, it computes numpy's result."""
+    x = (np.arange(4 * N) * 7 % 1000 - 500).astype(np.int32)
+    for plio_in, plio_out in ((True, True), (True, False), (False, 64)):
+        got, p = _run(_triple(plio_in, plio_out, device=device), {"X": x})
+        np.testing.assert_array_equal(got["C"], x * 3)
+        ends = [p.fifos["a"].producer.tile, next(e.tile for e in p.fifos["c"].consumers)]
+        assert [p.device.is_pl_shim(t) for t in ends] == [bool(plio_in), bool(plio_out)]
+        if plio_in and plio_out:  # both ends PL shims: no shim DMA, so no mux setting at all
+            assert "aie.shim_mux" not in tl.emit_mlir(p, level="physical")
 
 
 def test_pl_side_walks_each_moves_pattern():

@@ -108,6 +108,60 @@ def test_device_data():
         tl.device("npu1").plio_bytes_per_cycle(64)
 
 
+def test_aie_ml_device_data():
+    """AM020: "six streams from AIE-ML to PL and eight streams from PL to each AIE-ML column", "32 GB/s from PL
+    to each AIE-ML column" at the nominal 1 GHz: 4 GB/s a stream, one 32-bit word a cycle."""
+    for name in ("xcve2802", "xcve2302"):
+        ve = tl.device(name)
+        assert ve.plio.channels_in == 8 and ve.plio.channels_out == 6
+        assert ve.plio.channels_in * ve.plio_bytes_per_cycle(64) * ve.clock_hz == pytest.approx(32e9)
+        assert ve.plio.channels_out * ve.plio_bytes_per_cycle(64) * ve.clock_hz == pytest.approx(24e9)
+        assert all(ve.is_pl_shim(t) == (t[0] not in ve.noc_columns) for t in ve.tiles("shim"))
+    with pytest.raises(tl.DesignError, match="npu2 has no PL shims"):
+        build("npu2")
+
+
+def test_aie_ml_plio_physical_level_through_mlir_aie():
+    """On AIE-ML the physical level goes through mlir-aie's flow (the PL stream enters the PL shim switch's
+    South port, no shim mux setting) and runs to numpy in the simulator; the objectfifo level is refused with
+    the reason, which the next test shows in mlir-aie itself."""
+    pytest.importorskip("mlir.ir")
+    from tilelang.backends.mlir import vendor
+
+    if vendor.missing_tools_reason():
+        pytest.skip(vendor.missing_tools_reason())
+    p = tl.plan(build("xcve2802"), strategy="greedy")
+    assert p.device.is_pl_shim(p.fifos["a"].producer.tile)
+    x = np.arange(4 * N, dtype=np.int32)
+    assert np.array_equal(tl.simulate(p, X=x).outputs["C"], x * 3)
+    phys = vendor.compile_text(tl.emit_mlir(p, level="physical"), "physical")
+    col = p.fifos["a"].producer.tile[0]
+    assert f"%shim_pl_tile_{col}_0 = aie.tile({col}, 0)" in phys.modules["lower"]
+    with pytest.raises(tl.PlanError, match="PLIO streams on xcve2802: mlir-aie's flow crashes .* emit level='physical'"):
+        tl.emit_mlir(p, level="objectfifo")
+
+
+def test_mlir_aie_objectfifo_flow_fails_on_an_aie_ml_pl_shim():
+    """Why the objectfifo level refuses AIE-ML PLIO: mlir-aie's own flow fails on an xcve2802 module that only
+    declares a PL shim tile (its column control overlay, then the router), and passes with a NoC shim instead.
+    If mlir-aie learns to, this test fails and the refusal can go."""
+    pytest.importorskip("mlir.ir")
+    from tilelang.backends.mlir import vendor
+
+    if vendor.missing_tools_reason():
+        pytest.skip(vendor.missing_tools_reason())
+
+    def module(col: int) -> str:
+        return (f"module {{\n  aie.device(xcve2802) {{\n    %s = aie.tile({col}, 0)\n    %t = aie.tile(2, 3)\n"
+                f"    aie.runtime_sequence(%a: memref<16xi32>) {{\n    }}\n  }}\n}}\n")
+
+    ve = tl.device("xcve2802")
+    assert ve.is_pl_shim((1, 0)) and ve.is_noc_shim((2, 0))
+    vendor.compile_text(module(2), "objectfifo")
+    with pytest.raises(vendor.VendorFlowError, match="route stage failed"):
+        vendor.compile_text(module(1), "objectfifo")
+
+
 @pytest.mark.parametrize(("plio_in", "plio_out"), [(True, False), (False, 64)])
 def test_ilp_places_a_plio_end_beside_a_dma_end(plio_in, plio_out):
     """The placement ILP with one host end on a PL shim and one on a NoC shim (it raised a KeyError: a shim's

@@ -140,6 +140,10 @@ class Machine:
                     self.fanout[(tile, "plio_in", src[1])] = self._follow(conns, tile, ("South", dst[1]))
                 elif kind == "aie.switchbox" and src[0] == "DMA":
                     self.fanout[(tile, "mm2s", src[1])] = self._follow(conns, tile, src)
+                elif (kind == "aie.switchbox" and src[0] == "South" and self.design.device.is_pl_shim(tile)
+                      and self.design.device.family != "aie1"):
+                    # AIE-ML: a PL shim's switch takes the PLIO stream on its South port (no mux setting)
+                    self.fanout[(tile, "plio_in", src[1])] = self._follow(conns, tile, src)
         for dests in self.fanout.values():
             for d in dests:
                 self.queues.setdefault(d, deque())

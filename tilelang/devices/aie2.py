@@ -10,6 +10,7 @@ Sources, cited on each number:
   [AM025] AIE-ML register reference (DMA_BD* fields of MEMORY_MODULE / MEMORY_TILE_MODULE).
   [UG1603] AI Engine-ML kernel and graph programming guide, "Memory and DMA Programming".
   [PG4c] mlir-aie programming guide, section 4c (vector_scalar_mul, matmul figures).
+  [AM020] Versal AIE-ML architecture manual, "AIE-ML to Programmable Logic Interface".
 AIE-ML (xcve*) and AIE2 (npu1) share one architecture in mlir-aie: both use
 AIE2TargetModel, so one ArchSpec serves family "aieml" and family "aie2".
 """
@@ -17,7 +18,7 @@ AIE2TargetModel, so one ArchSpec serves family "aieml" and family "aie2".
 from __future__ import annotations
 
 from tilelang.devices.model import Device
-from tilelang.devices.spec import ArchSpec, HostMemory, TileSpec
+from tilelang.devices.spec import ArchSpec, HostMemory, PlioSpec, TileSpec
 from tilelang.devices.switch_rules import AIE2_COMPUTE_RULES, AIE2_MEM_RULES, AIE2_SHIM_RULES
 
 # Stream-switch ports of a compute tile; [F] "Stream switch (AIE2 compute tile)" and
@@ -272,6 +273,21 @@ def _npu1(cols: int) -> Device:
 
 NPU1_DEVICES: tuple[Device, ...] = tuple(_npu1(c) for c in (4, 1, 2, 3))
 
+# PLIO of the Versal AIE-ML parts' PL shims (every shim column not in noc_columns; mlir-aie isShimPLTile).
+# Channels: [AM020] "There are six streams from AIE-ML to PL and eight streams from PL to each AIE-ML
+# column", with "32 GB/s from PL to each AIE-ML column" and "24 GB/s from each AIE-ML column to PL" at
+# the nominal 1 GHz: 4 GB/s a stream, one 32-bit word per AIE-ML cycle. Widths: [UG1603] "input_plio/
+# output_plio": "a single 32-bit, 64-bit, or 128-bit input or output AXI4-Stream port at the AI Engine-ML
+# array interface". Width and PL clock by default: 64 bits at 500 MHz, the pair that gives [AM020]'s
+# 4 GB/s a stream (and AIE1's default, aie1.py); [UG1603] lets a graph give each PLIO its own frequency.
+AIEML_PLIO = PlioSpec(
+    widths_bits=(32, 64, 128),
+    default_bits=64,
+    pl_clock_hz=500e6,
+    channels_in=8,
+    channels_out=6,
+)
+
 XCVE2302 = Device(
     name="xcve2302",
     family="aieml",
@@ -285,6 +301,7 @@ XCVE2302 = Device(
     mem_rows=(1,),  # [TMh] VE2302 isMemTile row == 1
     noc_columns=(2, 3, 6, 7, 10, 11),  # [TMh] VE2302TargetModel nocColumns
     host_memory=XCVE_HOST_MEMORY,
+    plio=AIEML_PLIO,
 )
 
 XCVE2802 = Device(
@@ -300,6 +317,7 @@ XCVE2802 = Device(
     mem_rows=(1, 2),  # [TMh] VE2802 isMemTile row == 1 || row == 2
     noc_columns=(2, 3, 6, 7, 14, 15, 22, 23, 30, 31, 34, 35),  # [TMh] VE2802 nocColumns
     host_memory=XCVE_HOST_MEMORY,
+    plio=AIEML_PLIO,
 )
 
 #: Every AIE2 / AIE-ML device this module defines.

@@ -54,15 +54,22 @@ OBJECTFIFO_PLIO_PER_SHIM = 2
 
 
 def _check_plio_ends(plan: Plan) -> None:
-    """At most OBJECTFIFO_PLIO_PER_SHIM PLIO fifo ends per PL shim and direction.
+    """PLIO fifos only on AIE1, and at most OBJECTFIFO_PLIO_PER_SHIM PLIO fifo ends per PL shim and direction.
 
     Raises:
         PlanError: naming the shim, the direction and its fifos.
     """
+    plio = [name for name in plan.fifos if plan.design.plio_of(name)]
+    if plio and plan.device.family != "aie1":
+        raise PlanError(
+            f"fifos {', '.join(plio)} are PLIO streams on {plan.device.name}: mlir-aie's flow crashes on an AIE-ML "
+            f"module with a PL shim tile at the objectfifo level (its aie-generate-column-control-overlay routes "
+            f"each shim's TileControl, and aie-create-pathfinder-flows then fails on the PL shim; docs/plio.md): "
+            f"emit level='physical', which connects the planned PLIO channels itself"
+        )
     per: dict[tuple[tuple[int, int], str], list[str]] = {}
-    for name, fp in plan.fifos.items():
-        if not plan.design.plio_of(name):
-            continue
+    for name in plio:
+        fp = plan.fifos[name]
         for e, d in ((fp.producer, "MM2S"), *((c, "S2MM") for c in fp.consumers)):
             if e.agent == "host":
                 per.setdefault((e.tile, d), []).append(name)

@@ -76,8 +76,12 @@ def connections(dm: DeviceModule) -> tuple[dict[Coord, list[Connect]], dict[Coor
             raise PlanError(f"route {name!r}: its producer has no DMA channel")
         arrive: dict[Coord, Port] = {route.source: _dma_port(dm, route.source, "mm2s", src_ch)}
         if device.is_pl_shim(route.source):
-            # mlir-aie's router passes a PL stream through the shim mux on its own port number
-            muxes.setdefault(route.source, []).append((("South", src_ch), ("North", src_ch)))
+            # mlir-aie's router passes a PL stream through the shim mux on its own port number (AIE1). On
+            # AIE-ML the mux has no PL setting: aie-translate configures a mux connect with
+            # XAie_EnableShimDmaToAieStrmPort, which refuses a PLIO port ("Invalid port number"), and the
+            # switch's South port takes the PL stream as it is.
+            if device.family == "aie1":
+                muxes.setdefault(route.source, []).append((("South", src_ch), ("North", src_ch)))
         elif device.tile_kind(route.source) == "shim":
             muxes.setdefault(route.source, []).append((("DMA", src_ch), ("North", SHIM_MUX_PORT[("mm2s", src_ch)])))
         for a, b in route_hops(name, route):
