@@ -80,13 +80,55 @@ def _tile_channels(device: Device, tile: Coord, ends: list[End]) -> dict[tuple[s
     if device.tile_kind(tile) != "mem":
         return plain
     pool = bd_pool(device, tile, 0)[1]
-    if max(_pool_loads(device, tile, ends, plain).values()) <= pool:
-        return plain
+    chans = plain
     groups = {d: [e for e in ends if e.direction == d] for d in ("mm2s", "s2mm")}
     if any(len(g) > device.dma_channels(tile, d) for d, g in groups.items()):
         return plain  # too many ends: the channel check reports it
-    best = _best_split(device, tile, groups, plain)
-    return best if best is not None else plain
+    if max(_pool_loads(device, tile, ends, plain).values()) > pool:
+        best = _best_split(device, tile, groups, plain)
+        chans = best if best is not None else plain
+    return _loops_paired(device, tile, ends, chans)
+
+
+def _loops_paired(device: Device, tile: Coord, ends: list[End],
+                  chans: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+    """``chans`` with each fifo that leaves and enters this memtile (one link's output feeding another link
+    on the same memtile) on one channel number both ways: the memtile's switch connects DMA to DMA only on
+    the same channel (``Device.legal_connection``, mlir-aie's ``isLegalTileConnection``).
+
+    Each such fifo takes the channel number, free or held by an end that can swap with it in both directions,
+    that keeps the fullest BD pool least loaded (then the fewest ends moved); paired fifos keep theirs.
+    Unchanged where no fifo loops, or where no number works (the emitter's switch check then names it).
+    """
+    out = dict(chans)
+    send = {e.fifo: e for e in ends if e.direction == "mm2s"}
+    loops = [(send[e.fifo], e) for e in ends if e.direction == "s2mm" and e.fifo in send]
+    fixed: set[int] = set()
+    width = min(device.dma_channels(tile, "mm2s"), device.dma_channels(tile, "s2mm"))
+    for out_end, in_end in loops:
+        keys = [(out_end.fifo, out_end.agent), (in_end.fifo, in_end.agent)]
+        if out[keys[0]] == out[keys[1]] and out[keys[0]] not in fixed:
+            fixed.add(out[keys[0]])
+            continue
+        best: tuple[tuple[int, int], dict[tuple[str, str], int]] | None = None
+        for c in range(width):
+            if c in fixed:
+                continue
+            trial = dict(out)
+            for key, d in zip(keys, ("mm2s", "s2mm"), strict=True):
+                holder = next((k for k, v in trial.items() if v == c and k != key
+                               and any((e.fifo, e.agent) == k and e.direction == d for e in ends)), None)
+                if holder is not None:
+                    trial[holder] = trial[key]
+                trial[key] = c
+            score = (max(_pool_loads(device, tile, ends, trial).values()), sum(trial[k] != out[k] for k in trial))
+            if best is None or score < best[0]:
+                best = (score, trial)
+        if best is None:
+            return out
+        out = best[1]
+        fixed.add(c := out[keys[0]])
+    return out
 
 
 def _best_split(

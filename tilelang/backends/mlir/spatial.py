@@ -28,6 +28,7 @@ def build_objectfifo_level(dm: DeviceModule) -> None:
     """Fill the device's body at the current insertion point."""
     plan, design = dm.plan, dm.design
     _check_plio_ends(plan)
+    _check_chained_links(design)
     emit_tiles(dm, plan_tiles(plan))
     emit_cascade_flows(dm)
     layouts = _stream_layouts(plan)
@@ -51,6 +52,24 @@ def build_objectfifo_level(dm: DeviceModule) -> None:
 #: installed aie-opt says "number of output DMA channel exceeded!" at the third), so the AIE1 shim DMA's two
 #: channels a direction bound it although a PL shim has 8 PLIO inputs and 6 outputs (docs/plio.md).
 OBJECTFIFO_PLIO_PER_SHIM = 2
+
+
+def _check_chained_links(design) -> None:  # noqa: ANN001 - a Design
+    """No fifo both leaves one link and enters another: mlir-aie's objectfifo lowering takes an objectfifo in at
+    most one ``aie.objectfifo.link`` (aie-opt: "objectfifo cannot be in more than one ObjectFifoLinkOp").
+
+    Raises:
+        PlanError: naming the fifo, its two links and the level that emits it.
+    """
+    made = {f: ln.name for ln in design.links for f in ln.dsts}
+    for ln in design.links:
+        for f in ln.srcs:
+            if f in made:
+                raise PlanError(
+                    f"fifo {f!r} leaves link {made[f]!r} and enters link {ln.name!r}: mlir-aie's objectfifo lowering "
+                    f"takes a fifo in at most one link (\"objectfifo cannot be in more than one ObjectFifoLinkOp\"): "
+                    f"emit level='physical', or let one link do both moves"
+                )
 
 
 def _check_plio_ends(plan: Plan) -> None:

@@ -1,0 +1,89 @@
+"""A fifo that leaves one link and enters another on the same memtile (a join whose result a forward passes
+on): the memtile's switch connects DMA to DMA only on the same channel (``Device.legal_connection``), so the
+planner gives such a fifo one channel number both ways; mlir-aie's objectfifo lowering takes a fifo in at
+most one link, so that level refuses it, naming the fifo, and the physical level emits it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_mlir_physical import load_interp
+
+import tilelang as tl
+
+E, T = 16, 5  # elements a core's tile, tiles
+
+
+@tl.kernel
+def affine(a: tl.Tile[(E,), tl.i32], c: tl.Tile[(E,), tl.i32], m: tl.i32, b: tl.i32):
+    c[...] = a * m + b
+
+
+def chained(device: str = "npu2", depth: int = 1):
+    @tl.design(device=device)
+    def join_then_forward(A: tl.Tensor[(T * E,), tl.i32], C: tl.Tensor[(T * 2 * E,), tl.i32]):
+        src = tl.fifo(tl.Tile[(E,), tl.i32], depth=depth, name="src")
+        left = tl.fifo(tl.Tile[(E,), tl.i32], depth=depth, name="left")
+        right = tl.fifo(tl.Tile[(E,), tl.i32], depth=depth, name="right")
+        joined = tl.fifo(tl.Tile[(2 * E,), tl.i32], depth=depth, name="joined")
+        out = tl.fifo(tl.Tile[(2 * E,), tl.i32], depth=depth, name="out")
+        for name, dst, m, b in (("l", left, 2, -7), ("r", right, -3, 5)):
+            @tl.core(name=name)
+            def body(dst=dst, m=m, b=b):
+                for _ in tl.range(T):
+                    x, y = src.acquire(), dst.acquire()
+                    affine(x, y, m, b)
+                    src.release()
+                    dst.release()
+        tl.join([left, right], joined, name="join_lr")
+        tl.dma(joined, out, name="pass_on")
+        tl.dma(A, src)
+        tl.dma(out, C)
+
+    return join_then_forward
+
+
+def expected(a: np.ndarray) -> np.ndarray:
+    x = a.reshape(T, E)
+    return np.concatenate([x * 2 - 7, x * -3 + 5], axis=1).reshape(-1)
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "ilp"])
+@pytest.mark.parametrize(("device", "depth"), [("npu2", 1), ("npu1", 2)])
+def test_a_fifo_between_two_links_on_one_memtile(strategy, device, depth):
+    d = chained(device, depth)
+    p = tl.plan(d, strategy=strategy)
+    fp = p.fifos["joined"]
+    (sink,) = fp.consumers
+    assert fp.producer.agent == "link:join_lr" and sink.agent == "link:pass_on"
+    # both links on one memtile (its 6 channels a direction hold them): DMA to DMA, on one channel number
+    assert fp.producer.tile == sink.tile and fp.producer.channel == sink.channel
+    a = (np.arange(T * E) * 5 % 97 - 40).astype(np.int32)
+    assert np.array_equal(tl.simulate(p, A=a).outputs["C"], expected(a))
+    # the emitted module runs to numpy's result (its switch connections checked against the device's rules)
+    interp = load_interp()
+    got = interp.run_physical(tl.emit_mlir(p, level="physical", as_module=True), d, {"A": a}, seed=0)
+    assert np.array_equal(got["C"], expected(a))
+    with pytest.raises(tl.PlanError, match="fifo 'joined' leaves link 'join_lr' and enters link 'pass_on': "
+                                           "mlir-aie's objectfifo lowering takes a fifo in at most one link"):
+        tl.emit_mlir(p, level="objectfifo")
+
+
+def test_mlir_aie_accepts_the_physical_level_and_refuses_two_links_on_one_objectfifo():
+    """mlir-aie's flow accepts the physical module; its own objectfifo lowering refuses the fifo in two links
+    (the objectfifo text written as the emitter would without the check)."""
+    pytest.importorskip("mlir.ir")
+    from tilelang.backends.mlir import spatial, vendor
+
+    if vendor.missing_tools_reason():
+        pytest.skip(vendor.missing_tools_reason())
+    p = tl.plan(chained(), strategy="greedy")
+    vendor.compile_text(tl.emit_mlir(p, level="physical"), "physical")
+    check = spatial._check_chained_links
+    spatial._check_chained_links = lambda design: None
+    try:
+        text = tl.emit_mlir(p, level="objectfifo")
+    finally:
+        spatial._check_chained_links = check
+    with pytest.raises(vendor.VendorFlowError, match="objectfifo cannot be in more than one ObjectFifoLinkOp"):
+        vendor.compile_text(text, "objectfifo")
