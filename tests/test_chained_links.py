@@ -87,3 +87,16 @@ def test_mlir_aie_accepts_the_physical_level_and_refuses_two_links_on_one_object
         spatial._check_chained_links = check
     with pytest.raises(vendor.VendorFlowError, match="objectfifo cannot be in more than one ObjectFifoLinkOp"):
         vendor.compile_text(text, "objectfifo")
+
+
+def test_the_plan_verifier_checks_the_memtile_switch_rule():
+    """A plan text whose fifo crosses a memtile DMA to DMA on two channel numbers is refused when parsed, by the
+    device's switch rule (not only later by the emitter)."""
+    p = tl.plan(chained(), strategy="greedy")
+    text = tl.ir.print(p)
+    line = "fifo @joined : link @join_lr at (0, 1) ch 1 -> link @pass_on at (0, 1) ch 1"
+    assert line in text
+    tl.ir.parse(text)
+    with pytest.raises(tl.ParseError, match=r"fifo .joined. goes from DMA channel 1 to DMA channel 3 of \(0,1\), "
+                                           r"whose switch connects DMA to DMA only on the same channel"):
+        tl.ir.parse(text.replace(line, line[:-1] + "3"))

@@ -365,3 +365,14 @@ def _routes(plan: Plan) -> None:
             users = sorted(k for k, r in plan.routes.items() if (a, b) in r.links)
             raise PlanError(f"link {_t(a)}->{_t(b)} carries {n} flows ({', '.join(users)}), has {cap} channels")
     assign_channels(dev, plan.routes)  # the switches can give every hop a channel (the emitter's assignment)
+    for name, fp in plan.fifos.items():
+        # a fifo from a DMA into a DMA of the same tile (one link's output into another link on one memtile)
+        # crosses that tile's switch DMA to DMA: the device's switch rules say on which channels it may
+        for c in fp.consumers:
+            if c.tile != fp.producer.tile or fp.producer.channel is None or c.channel is None or fp.shared:
+                continue
+            if not dev.legal_connection(c.tile, ("DMA", fp.producer.channel), ("DMA", c.channel)):
+                raise PlanError(
+                    f"fifo {name!r} goes from DMA channel {fp.producer.channel} to DMA channel {c.channel} of "
+                    f"{_t(c.tile)}, whose switch connects DMA to DMA only on the same channel"
+                )
