@@ -98,7 +98,7 @@ def _loops_paired(device: Device, tile: Coord, ends: list[End],
 
     Each such fifo takes the channel number, free or held by an end that can swap with it in both directions,
     that keeps the fullest BD pool least loaded (then the fewest ends moved); paired fifos keep theirs.
-    Unchanged where no fifo loops, or where no number works (the emitter's switch check then names it).
+    Unchanged where no fifo loops, or where no number works (the plan verifier's switch check then names it).
     """
     out = dict(chans)
     send = {e.fifo: e for e in ends if e.direction == "mm2s"}
@@ -127,7 +127,7 @@ def _loops_paired(device: Device, tile: Coord, ends: list[End],
         if best is None:
             return out
         out = best[1]
-        fixed.add(c := out[keys[0]])
+        fixed.add(out[keys[0]])
     return out
 
 
