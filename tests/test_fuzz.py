@@ -11,6 +11,7 @@ import random
 from functools import cache
 from pathlib import Path
 
+import fuzz_support
 import numpy as np
 import pytest
 from fuzz_support import bounded, check_design, example_designs, mutate, specs, through_pipeline
@@ -32,6 +33,28 @@ def test_outputs_do_not_depend_on_mode_depth_or_placement(spec, seed):
     assert not problems, "\n".join(problems)
     if not checked:
         reject()  # every variant was a PlanError: nothing to compare
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(specs(devices=("npu1", "npu2", "xcve2802")), st.integers(0, 2**32 - 1))
+def test_the_default_plan_of_a_pipeline_emits_a_module_that_runs_to_numpy(spec, seed):
+    """The default (ILP) plan of a generated pipeline, emitted at the physical level and run by the interpreter,
+    computes numpy's result; the objectfifo level emits it or names what mlir-aie cannot take."""
+    from test_mlir_physical import load_interp
+
+    rng = random.Random(seed)
+    a = fuzz_support.inputs_for(spec, seed)
+    design = fuzz_support.build(spec, [rng.randint(1, 3) for _ in range(spec.fifos())])
+    try:
+        plan = tl.plan(design)
+    except tl.PlanError:
+        reject()
+    got = load_interp().run_physical(tl.emit_mlir(plan, level="physical", as_module=True), design, {"A": a}, seed=0)
+    assert np.array_equal(got["C"], fuzz_support.reference(spec, a)), spec
+    try:
+        tl.emit_mlir(plan, level="objectfifo")
+    except tl.PlanError as e:
+        assert "leaves link" in str(e), str(e)
 
 
 def test_a_tensor_read_and_written_by_host_moves_is_rejected():
