@@ -1,7 +1,8 @@
 """A fifo that leaves one link and enters another on the same memtile (a join whose result a forward passes
 on): the memtile's switch connects DMA to DMA only on the same channel (``Device.legal_connection``), so the
 planner gives such a fifo one channel number both ways; mlir-aie's objectfifo lowering takes a fifo in at
-most one link, so that level refuses it, naming the fifo, and the physical level emits it."""
+most one link, so that level refuses it, naming the fifo, and the physical level emits it. Likewise a
+memtile whose BD pools fit only the planner's own channel numbers, not mlir-aie's numbering from 0."""
 
 from __future__ import annotations
 
@@ -100,3 +101,50 @@ def test_the_plan_verifier_checks_the_memtile_switch_rule():
     with pytest.raises(tl.ParseError, match=r"fifo .joined. goes from DMA channel 1 to DMA channel 3 of \(0,1\), "
                                            r"whose switch connects DMA to DMA only on the same channel"):
         tl.ir.parse(text.replace(line, line[:-1] + "3"))
+
+
+# -- a memtile's BD pools under mlir-aie's own channel numbering ----------------------------------------
+
+
+def _split_and_join():
+    """A 4-way split and a 4-way join of one pipeline copy (two copies, fifos of depth 3), from the fuzz
+    generator: the default plan puts a split and a join on one memtile, 48 BDs of its 48."""
+    import fuzz_support as fs
+
+    spec = fs.Spec(device="npu2", elem=32, tiles=5, inputs="tiles", outputs="transpose",
+                   stages=(fs.Stage("split", ((-3, 20), (1, -5), (1, 18), (-2, -9))),), copies=2)
+    return fs, spec, fs.build(spec, [3] * spec.fifos())
+
+
+def test_a_memtile_full_of_bds_is_refused_at_the_objectfifo_level_and_emitted_at_the_physical():
+    fs, spec, d = _split_and_join()
+    p = tl.plan(d)
+    on = {}
+    for name, t in p.link_tiles.items():
+        on.setdefault(t, []).append(name)
+    assert any(len(v) == 2 for v in on.values()), on  # a split and a join share a memtile
+    with pytest.raises(tl.PlanError, match=r"memtile \(\d+, 1\): mlir-aie's objectfifo lowering numbers its DMA "
+                                           r"channels from 0, and no such numbering keeps its BDs within the 24"):
+        tl.emit_mlir(p, level="objectfifo")
+    a = fs.inputs_for(spec, 0)
+    got = load_interp().run_physical(tl.emit_mlir(p, level="physical", as_module=True), d, {"A": a}, seed=0)
+    assert np.array_equal(got["C"], fs.reference(spec, a))
+
+
+def test_mlir_aie_exhausts_the_bds_of_that_memtile_at_the_objectfifo_level():
+    pytest.importorskip("mlir.ir")
+    from tilelang.backends.mlir import spatial, vendor
+
+    if vendor.missing_tools_reason():
+        pytest.skip(vendor.missing_tools_reason())
+    _, _, d = _split_and_join()
+    p = tl.plan(d)
+    vendor.compile_text(tl.emit_mlir(p, level="physical"), "physical")
+    check = spatial._check_compact_channels
+    spatial._check_compact_channels = lambda plan: None
+    try:
+        text = tl.emit_mlir(p, level="objectfifo")
+    finally:
+        spatial._check_compact_channels = check
+    with pytest.raises(vendor.VendorFlowError, match="Allocator exhausted available BD IDs"):
+        vendor.compile_text(text, "objectfifo")

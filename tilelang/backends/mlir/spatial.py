@@ -29,6 +29,7 @@ def build_objectfifo_level(dm: DeviceModule) -> None:
     plan, design = dm.plan, dm.design
     _check_plio_ends(plan)
     _check_chained_links(design)
+    _check_compact_channels(plan)
     emit_tiles(dm, plan_tiles(plan))
     emit_cascade_flows(dm)
     layouts = _stream_layouts(plan)
@@ -52,6 +53,46 @@ def build_objectfifo_level(dm: DeviceModule) -> None:
 #: installed aie-opt says "number of output DMA channel exceeded!" at the third), so the AIE1 shim DMA's two
 #: channels a direction bound it although a PL shim has 8 PLIO inputs and 6 outputs (docs/plio.md).
 OBJECTFIFO_PLIO_PER_SHIM = 2
+
+
+def _check_compact_channels(plan: Plan) -> None:
+    """Each memtile's BD pools fit some numbering of its DMA channels from 0 up, per direction.
+
+    At this level mlir-aie numbers a memtile's channels itself, the lowest free one first (its objectfifo
+    lowering), and draws each channel's BDs from its parity's pool (even channels BDs 0-23, odd 24-47). The
+    planner may skip a number to balance the pools (plan/channels.py); where no numbering from 0 fits, aie-opt
+    would stop with "Allocator exhausted available BD IDs", so the level is refused here instead.
+
+    Raises:
+        PlanError: naming the memtile, its pools and the level that emits the plan's own channels.
+    """
+    from itertools import combinations
+
+    from tilelang.ir.descriptors import bd_pool, end_bds
+
+    dev = plan.device
+    ends: dict[tuple[int, int], dict[str, list[int]]] = {}
+    for name, fp in plan.fifos.items():
+        for e, d in ((fp.producer, "mm2s"), *((c, "s2mm") for c in fp.consumers)):
+            if e.channel is not None and dev.tile_kind(e.tile) == "mem":
+                ends.setdefault(e.tile, {"mm2s": [], "s2mm": []})[d].append(end_bds(plan.design, name, e.agent))
+    for tile, by_dir in sorted(ends.items()):
+        pool = bd_pool(dev, tile, 0)[1]
+        if sum(map(sum, by_dir.values())) <= pool:
+            continue
+
+        def splits(bds: list[int]) -> set[tuple[int, int]]:
+            even = (len(bds) + 1) // 2  # channels 0, 2, ... of 0..k-1
+            return {(sum(bds[i] for i in pick), sum(bds) - sum(bds[i] for i in pick))
+                    for pick in combinations(range(len(bds)), even)}
+
+        best = min(max(a + c, b + d) for a, b in splits(by_dir["mm2s"]) for c, d in splits(by_dir["s2mm"]))
+        if best > pool:
+            raise PlanError(
+                f"memtile {tile}: mlir-aie's objectfifo lowering numbers its DMA channels from 0, and no such "
+                f"numbering keeps its BDs within the {pool} of each channel parity's pool (the fullest would need "
+                f"{best}); the plan's own channels fit: emit level='physical', or give its links' fifos less depth"
+            )
 
 
 def _check_chained_links(design) -> None:  # noqa: ANN001 - a Design
