@@ -232,3 +232,70 @@ def test_aie1_fifo_moved_in_more_pieces_than_a_shim_has_bds_is_refused_before_pl
             with pytest.raises(PlanError, match=r"fifo 'y': its 20 host moves need 20 buffer descriptors on one shim "
                                                 r".*a shim has 16: move it in at most 16 moves"):
                 tl.plan(_aie1_moves((2, 20)), strategy=strategy)
+
+
+# -- memtile BD pools during the link placement --------------------------------------------------------
+
+
+def test_links_whose_bds_fit_a_memtile_but_no_channel_numbering_go_apart() -> None:
+    """A 4-way split and join per pipeline copy (fuzz-generated, fifos of depth 2-5): a split and a join fit a
+    memtile's 48 BDs together but no numbering of its channels keeps each parity's pool within 24, so the
+    greedy link placement puts them on different memtiles (it placed them together by the 48 alone, and the
+    plan failed with a PlanError on the odd pool)."""
+    import fuzz_support as fs
+    import numpy as np
+
+    from tilelang.plan.channels import pools_fit
+
+    spec = fs.Spec(device="npu2", elem=32, tiles=3, inputs="repeat", outputs="tiles",
+                   stages=(fs.Stage("split", ((-1, -7), (-2, 3), (3, -16), (-2, 12))),), copies=2)
+    d = fs.build(spec, [3, 4, 2, 5, 5, 3, 2, 2, 2, 5, 4, 2, 3, 4, 4, 3, 2, 4, 3, 2])
+    p = tl.plan(d, strategy="greedy")
+    dev = p.device
+    for tile in set(p.link_tiles.values()):
+        ends = {"mm2s": [], "s2mm": []}
+        for f, fp in p.fifos.items():
+            for e, direction in ((fp.producer, "mm2s"), *((c, "s2mm") for c in fp.consumers)):
+                if e.tile == tile and e.agent.startswith("link:"):
+                    ends[direction].append(end_bds(d, f, e.agent))
+        assert pools_fit(dev, tile, ends)
+    a = fs.inputs_for(spec, 4)
+    assert np.array_equal(tl.simulate(p, A=a).outputs["C"], fs.reference(spec, a))
+    # The placement ILP counts the 48 alone: its links do not fit, so its cores keep their tiles and the links
+    # and host ends are placed around them as the greedy placement places them (no fallback, no warning).
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        q = tl.plan(d)
+    assert not [w for w in caught if str(w.message).startswith("placement:")]
+    assert q.solves["placement"].method.endswith(", links and host ends greedy")
+    assert "its cores keep their tiles" in q.solves["placement"].message
+    assert np.array_equal(tl.simulate(q, A=a).outputs["C"], fs.reference(spec, a))
+
+
+def test_pools_fit_against_every_channel_numbering() -> None:
+    """``pools_fit`` against brute force over every assignment of ends to distinct channels (npu1 memtile:
+    6 channels a direction, pools of 24 by parity)."""
+    import itertools
+    import random
+
+    from tilelang.plan.channels import pools_fit
+
+    dev = tl.device("npu1")
+    m = dev.tiles("mem")[0]
+    rng = random.Random(0)
+    for _ in range(150):
+        ends = {d: [rng.choice([1, 2, 3, 4, 6, 8, 12, 16]) for _ in range(rng.randint(0, 4))] for d in ("mm2s", "s2mm")}
+
+        def brute(ends: dict[str, list[int]]) -> bool:
+            for a in itertools.permutations(range(6), len(ends["mm2s"])):
+                for b in itertools.permutations(range(6), len(ends["s2mm"])):
+                    load = [0, 0]
+                    for ch, n in (*zip(a, ends["mm2s"], strict=True), *zip(b, ends["s2mm"], strict=True)):
+                        load[ch % 2] += n
+                    if max(load) <= 24:
+                        return True
+            return False
+
+        assert pools_fit(dev, m, ends) == brute(ends), ends

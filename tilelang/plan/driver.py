@@ -26,7 +26,7 @@ from tilelang.plan.buffers import place_buffers
 from tilelang.plan.carriage import Carriage, Placement, carry
 from tilelang.plan.channels import check_host_ends, check_link_channels
 from tilelang.plan.fabric import describe, fabric
-from tilelang.plan.greedy import greedy_placement
+from tilelang.plan.greedy import greedy_placement, place_hosts, place_links
 from tilelang.plan.negotiated import RouteResult
 from tilelang.plan.packing import Packing, pack_core
 from tilelang.plan.placement import keep_free, place_ilp
@@ -172,13 +172,30 @@ def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: 
     except PlanError as e:
         if strategy != "ilp":
             raise
-        # The placement ILP models resources approximately (e.g. shared buffers, locks);
-        # if its placement does not fit, the greedy one may.
-        why = f"the ILP placement does not fit ({e}); the greedy placement is used"
-        warn(f"placement: {why}")
-        placement = greedy_placement(problem)
-        place_info = SolveInfo("ilp->greedy", "infeasible-resources", 0.0, None, None, why)
-        carriage, buffers, shared_at, buf_info = _resources(problem, placement, strategy, solver, deadline)
+        # The placement ILP models resources approximately (a memtile's BDs as one pool of 48, shared
+        # buffers, locks). If its placement does not fit, its cores stay with the links and host ends placed
+        # around them as the greedy placement places them (which checks the BD pools); failing that, the
+        # greedy placement of everything may fit.
+        resources = None
+        links = place_links(problem, placement.cores)
+        repaired = Placement(placement.cores, links, place_hosts(problem, placement.cores, links))
+        if repaired != placement and check_placement(design, repaired.cores) is None:
+            try:
+                resources = _resources(problem, repaired, strategy, solver, deadline)
+            except PlanError:
+                resources = None
+        if resources is not None:
+            placement = repaired
+            place_info = SolveInfo(f"{place_info.method}, links and host ends greedy", "feasible", place_info.seconds,
+                                   objective_of(problem, repaired), None,
+                                   f"the ILP's links and host ends do not fit ({e}); its cores keep their tiles")
+            carriage, buffers, shared_at, buf_info = resources
+        else:
+            why = f"the ILP placement does not fit ({e}); the greedy placement is used"
+            warn(f"placement: {why}")
+            placement = greedy_placement(problem)
+            place_info = SolveInfo("ilp->greedy", "infeasible-resources", 0.0, None, None, why)
+            carriage, buffers, shared_at, buf_info = _resources(problem, placement, strategy, solver, deadline)
     timings["buffers"] = time.monotonic() - t0
 
     t0 = time.monotonic()

@@ -33,6 +33,7 @@ from tilelang.plan.carriage import (
     memtile_ports,
 )
 from tilelang.plan.cascades import place_chains
+from tilelang.plan.channels import pools_fit
 from tilelang.plan.fabric import fabric, hops, manhattan
 from tilelang.plan.problem import Coord, FifoSpec, Problem
 from tilelang.plan.route_cuts import BoundaryLoad
@@ -206,6 +207,9 @@ def place_links(problem: Problem, cores: dict[str, Coord]) -> dict[str, Coord]:
         raise PlanError(f"{dev.name} has no memtiles; links {', '.join(problem.link_names)} need one")
     order = sorted(problem.links, key=lambda ln: -(len(ln.srcs) + len(ln.dsts)))
     needs = [link_needs(problem, ln.name) for ln in order]
+    # each link's ends' BDs per direction, for the BD pools of a memtile (channels.pools_fit)
+    end_bd = [{MM2S: [end_bds(problem.design, f, f"link:{ln.name}") for f in ln.dsts],
+               S2MM: [end_bds(problem.design, f, f"link:{ln.name}") for f in ln.srcs]} for ln in order]
     have = {m: _memtile_capacity(dev, m) for m in mems}
     used = {m: dict.fromkeys(_LINK_KINDS, 0) for m in mems}
     links: dict[str, Coord] = {}
@@ -233,10 +237,18 @@ def place_links(problem: Problem, cores: dict[str, Coord]) -> dict[str, Coord]:
         else:
             del links[order[k].name]
 
+    def pooled(k: int, m: Coord) -> bool:
+        """Link ``k`` beside the links on ``m`` leaves some channel numbering within its BD pools."""
+        if used[m]["bds"] + needs[k]["bds"] <= dev.bd_pool(m, 0)[1]:
+            return True  # (within one pool's size: any numbering fits)
+        on = [j for j in range(len(order)) if links.get(order[j].name) == m] + [k]
+        return pools_fit(dev, m, {d: [b for j in on for b in end_bd[j][d]] for d in (MM2S, S2MM)})
+
     def search(k: int) -> bool:
         if k == len(order):
             return True
-        for m in sorted((m for m in mems if not over(m, needs[k])), key=lambda m: (distance(k, m), m)):
+        for m in sorted((m for m in mems if not over(m, needs[k]) and pooled(k, m)),
+                        key=lambda m: (distance(k, m), m)):
             if budget[0] <= 0:
                 return False
             budget[0] -= 1
