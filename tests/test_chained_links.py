@@ -70,23 +70,25 @@ def test_a_fifo_between_two_links_on_one_memtile(strategy, device, depth):
         tl.emit_mlir(p, level="objectfifo")
 
 
-def test_mlir_aie_accepts_the_physical_level_and_refuses_two_links_on_one_objectfifo():
+def test_mlir_aie_accepts_the_physical_level_and_refuses_two_links_on_one_objectfifo(monkeypatch):
     """mlir-aie's flow accepts the physical module; its own objectfifo lowering refuses the fifo in two links
     (the objectfifo text written as the emitter would without the check)."""
+    _mlir_aie_takes_physical_refuses_objectfifo(tl.plan(chained(), strategy="greedy"), "_check_chained_links",
+                                                "objectfifo cannot be in more than one ObjectFifoLinkOp", monkeypatch)
+
+
+def _mlir_aie_takes_physical_refuses_objectfifo(p, check: str, refusal: str, monkeypatch) -> None:  # noqa: ANN001
+    """mlir-aie's flow accepts ``p``'s physical module and refuses its objectfifo module, written as the emitter
+    writes it with its own ``check`` switched off, with ``refusal``."""
     pytest.importorskip("mlir.ir")
     from tilelang.backends.mlir import spatial, vendor
 
     if vendor.missing_tools_reason():
         pytest.skip(vendor.missing_tools_reason())
-    p = tl.plan(chained(), strategy="greedy")
     vendor.compile_text(tl.emit_mlir(p, level="physical"), "physical")
-    check = spatial._check_chained_links
-    spatial._check_chained_links = lambda design: None
-    try:
-        text = tl.emit_mlir(p, level="objectfifo")
-    finally:
-        spatial._check_chained_links = check
-    with pytest.raises(vendor.VendorFlowError, match="objectfifo cannot be in more than one ObjectFifoLinkOp"):
+    monkeypatch.setattr(spatial, check, lambda _: None)
+    text = tl.emit_mlir(p, level="objectfifo")
+    with pytest.raises(vendor.VendorFlowError, match=refusal):
         vendor.compile_text(text, "objectfifo")
 
 
@@ -131,20 +133,6 @@ def test_a_memtile_full_of_bds_is_refused_at_the_objectfifo_level_and_emitted_at
     assert np.array_equal(got["C"], fs.reference(spec, a))
 
 
-def test_mlir_aie_exhausts_the_bds_of_that_memtile_at_the_objectfifo_level():
-    pytest.importorskip("mlir.ir")
-    from tilelang.backends.mlir import spatial, vendor
-
-    if vendor.missing_tools_reason():
-        pytest.skip(vendor.missing_tools_reason())
-    _, _, d = _split_and_join()
-    p = tl.plan(d)
-    vendor.compile_text(tl.emit_mlir(p, level="physical"), "physical")
-    check = spatial._check_compact_channels
-    spatial._check_compact_channels = lambda plan: None
-    try:
-        text = tl.emit_mlir(p, level="objectfifo")
-    finally:
-        spatial._check_compact_channels = check
-    with pytest.raises(vendor.VendorFlowError, match="Allocator exhausted available BD IDs"):
-        vendor.compile_text(text, "objectfifo")
+def test_mlir_aie_exhausts_the_bds_of_that_memtile_at_the_objectfifo_level(monkeypatch):
+    _mlir_aie_takes_physical_refuses_objectfifo(tl.plan(_split_and_join()[2]), "_check_compact_channels",
+                                                "Allocator exhausted available BD IDs", monkeypatch)
