@@ -179,7 +179,7 @@ def plan(design: Design, solver: str = "cbc", time_limit: float = 60, strategy: 
         resources = None
         links = place_links(problem, placement.cores)
         repaired = Placement(placement.cores, links, place_hosts(problem, placement.cores, links))
-        if repaired != placement and check_placement(design, repaired.cores) is None:
+        if repaired != placement:  # (its cores passed check_placement above)
             try:
                 resources = _resources(problem, repaired, strategy, solver, deadline)
             except PlanError:
