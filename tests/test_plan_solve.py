@@ -87,3 +87,25 @@ def test_exact_steiner_on_a_known_instance():
     unit = [1.0] * len(fab.links)
     _, cost = steiner_exact(fab, (1, 2), [(0, 3), (1, 3), (2, 3)], unit)
     assert cost == 3.0
+
+
+def _plan_json(_: int) -> str:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    from local_buffers import kernel_pipeline
+
+    return tl.plan(kernel_pipeline(n=4096, tile=512)).to_json()
+
+
+def test_planning_inside_a_pool_worker():
+    """A multiprocessing.Pool worker is a daemonic process, and Process.start refuses to make children there.
+    The solvers' children are made anyway (each is killed before its solve returns): the default plan of a
+    design with local buffers (the packing MIP, the placement ILP) made in a worker is the one made here.
+    Before, it was a raw AssertionError ("daemonic processes are not allowed to have children")."""
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        (inside,) = pool.map(_plan_json, [0])
+    assert inside == _plan_json(0)

@@ -206,9 +206,18 @@ def run_with_deadline(job: Callable[..., Any], args: tuple, seconds: float) -> O
     # that do not exist after fork, and the child would spin forever. Frozen
     # objects are invisible to the child's garbage collector.
     gc.freeze()
+    # Inside a daemonic process (a multiprocessing.Pool worker: a user's, or the fuzz harness's), Process.start
+    # refuses to make children; the solver's child is always killed below before this returns, so the
+    # refusal's reason (children orphaned when the daemon exits) does not apply: the flag is lifted meanwhile.
+    me = multiprocessing.current_process()
+    daemonic = me.daemon
     try:
+        if daemonic:
+            me.daemon = False
         proc.start()
     finally:
+        if daemonic:
+            me.daemon = True
         gc.unfreeze()
     child.close()
     last: Any = None
