@@ -248,6 +248,38 @@ def test_an_infeasible_set_is_rejected_by_its_worst_cut_the_same_way_twice(monke
     assert (n, cap) == (crossing, channels) and n > cap
 
 
+def test_a_run_of_shim_row_columns_is_a_cut(monkeypatch):
+    """17 streams from the cores of columns 0-2 to the shim tiles below them pass every whole column, row
+    and tile cut, yet the links into the shim row's columns 0-2 carry 16 (3 from the north, 1 from the east,
+    4 channels each, from the device's link capacities): proven short before any routing. 16 of them route."""
+    from tilelang.plan import routing
+
+    dev = tl.device("xcvc1902")
+    srcs = [(c, r) for c in range(3) for r in range(1, 9)][:17]
+    dests = [(0, 0)] * 6 + [(1, 0)] * 6 + [(2, 0)] * 5
+    flows = [(s, [d]) for s, d in zip(srcs, dests, strict=True)]
+    inside = {(0, 0), (1, 0), (2, 0)}
+    into = sum(dev.link_capacity(x, y) for x, y in dev.links() if y in inside and x not in inside)
+    assert into == 16
+    monkeypatch.setattr(routing, "_heuristic", lambda *a, **k: pytest.fail("the cut should have rejected it"))
+    with pytest.raises(PlanError, match=r"no routing: 17 flows end in the shim row's columns 0-2, whose links "
+                                        r"into them have 16 channels \(proven by a cut"):
+        route(dev, flows)
+    monkeypatch.undo()
+    check_routes_legal(dev, route(dev, flows[:16]).routes)
+
+
+def test_full_array_chains_of_2_are_refused_by_the_shim_row_cut():
+    """All 400 VC1902 cores as 20 x 10 PLIO-fed cascade chains of 2: their 200 C streams need every channel
+    down into the shim row, more than the PL shims of a run of its columns can take. Refused by the cut
+    at once (the router needed its negotiated-congestion passes, 18 s, to name one link short)."""
+    d = tl.library.matmul(640, 640, 640, in_dtype=tl.i16, out_dtype=tl.i32, device="xcvc1902", cores=(20, 10),
+                          layout="streams", cascade=2, plio=True)
+    with pytest.raises(PlanError, match=r"no routing: \d+ flows end in the shim row's columns \d+-\d+, whose links into "
+                                        r"them have \d+ channels \(proven by a cut"):
+        tl.plan(d, strategy="greedy")
+
+
 @pytest.mark.parametrize(
     "device, n, span, seed",
     [("npu1", 45, 3, 127), ("xcvc1902", 100, 8, 1), ("xcvc1902", 200, 8, 2), ("xcvc1902", 360, 8, 0)],

@@ -8,7 +8,8 @@ routing exists. The cuts tried are every column boundary (eastward and
 westward), every row boundary (northward and southward) and every single tile
 (flows leaving it, flows entering it). Capacities are the device's link
 capacities (``Fabric.cap``, from ``Device.link_capacity``), so the bound holds
-for any topology the device declares.
+for any topology the device declares. When all of them have room, every run
+of the shim row's columns is tried too (``_shim_row_interval``).
 
 Each cut costs one pass over the flows; the worst cut (most channels short,
 then the fewest channels, then position) is reported, so the message is the
@@ -147,7 +148,7 @@ def worst_cut(fab: Fabric, flows: Sequence[Flow], names: Sequence[str]) -> str |
         if worst is None or key < worst[0]:
             worst = (key, cut, [i for i, f in enumerate(flows) if cut.needs(f)], links, cap)
     if worst is None:
-        return None
+        return _shim_row_interval(fab, flows, names)
     _, cut, users, links, cap = worst
     shown = ", ".join(names[i] for i in users[:SHOWN]) + (f" and {len(users) - SHOWN} more" if len(users) > SHOWN else "")
     advice = "spread the flows' endpoints or use fewer flows"
@@ -161,6 +162,65 @@ def worst_cut(fab: Fabric, flows: Sequence[Flow], names: Sequence[str]) -> str |
         f"no routing: {len(users)} flows must cross {cut.what}, which has {cap} channels "
         f"({len(links)} links: {over}) (proven by a cut: flows {shown}); {advice}"
     )
+
+
+def _shim_row_interval(fab: Fabric, flows: Sequence[Flow], names: Sequence[str]) -> str | None:
+    """The worst violated cut around a run of shim-row tiles (columns ``a`` to ``b`` of the shim row), flows
+    into it or out of it, checked once every column, row and tile cut has room.
+
+    Host ends all sit on shims, so the shim row is where their streams crowd: on a full VC1902 the 200
+    streams of 20 x 10 cascade chains of 2 fill all 200 channels down into the shim row, and columns 0-11
+    then bring 48 streams down for PL shims that take at most 36, more than the one shim-row link east can
+    carry away. No whole column, row or tile cut shows that; the run of columns 12-49 does (its links in
+    carry 156 channels, and 164 streams end there).
+    """
+    dev = fab.device
+    rows = sorted({t[1] for t in dev.tiles("shim")})
+    if len(rows) != 1:
+        return None
+    row = rows[0]
+    touching = [(i, f) for i, f in enumerate(flows) if f[0][1] == row or any(d[1] == row for d in f[1])]
+    if not touching:
+        return None
+    cap_in: dict[int, int] = {}  # column -> channels of links from off the row into its shim-row tile
+    cap_out: dict[int, int] = {}
+    east: dict[int, tuple[int, int]] = {}  # column c -> (channels c -> c+1, channels c+1 -> c) along the row
+    for e, (a, b) in enumerate(fab.links):
+        if a[1] == row and b[1] == row:
+            lo = min(a[0], b[0])
+            fwd, back = east.get(lo, (0, 0))
+            east[lo] = (fwd + fab.cap[e], back) if b[0] > a[0] else (fwd, back + fab.cap[e])
+        elif b[1] == row:
+            cap_in[b[0]] = cap_in.get(b[0], 0) + fab.cap[e]
+        elif a[1] == row:
+            cap_out[a[0]] = cap_out.get(a[0], 0) + fab.cap[e]
+    worst: tuple | None = None
+    for a in range(dev.cols):
+        for b in range(a, dev.cols):
+            def inside(t: Coord, a: int = a, b: int = b) -> bool:
+                return t[1] == row and a <= t[0] <= b
+            for outward in (False, True):
+                users = [i for i, (src, dests) in touching
+                         if (inside(src) and any(not inside(d) for d in dests) if outward
+                             else not inside(src) and any(inside(d) for d in dests))]
+                if not users:
+                    continue
+                side = cap_out if outward else cap_in
+                cap = sum(side.get(c, 0) for c in range(a, b + 1))
+                cap += (east.get(a - 1, (0, 0))[1 if outward else 0] if a > 0 else 0)
+                cap += (east.get(b, (0, 0))[0 if outward else 1] if b < dev.cols - 1 else 0)
+                if len(users) > cap:
+                    key = (-(len(users) - cap), cap, a, b, outward)
+                    if worst is None or key < worst[0]:
+                        worst = (key, users, cap, a, b, outward)
+    if worst is None:
+        return None
+    _, users, cap, a, b, outward = worst
+    shown = ", ".join(names[i] for i in users[:SHOWN]) + (f" and {len(users) - SHOWN} more" if len(users) > SHOWN else "")
+    what = f"the shim row's columns {a}-{b}" if a != b else f"the shim row's column {a}"
+    verb = "leave" if outward else "end in"
+    return (f"no routing: {len(users)} flows {verb} {what}, whose links {'out of' if outward else 'into'} them have "
+            f"{cap} channels (proven by a cut: flows {shown}); spread the flows' endpoints or use fewer flows")
 
 
 Boundary = tuple[int, bool, int]  # (axis, outward, bound): a column (0) or row (1) boundary cut and its direction
