@@ -245,7 +245,7 @@ def test_links_whose_bds_fit_a_memtile_but_no_channel_numbering_go_apart() -> No
     import fuzz_support as fs
     import numpy as np
 
-    from tilelang.plan.channels import pools_fit
+    from tilelang.ir.descriptors import pools_fit
 
     spec = fs.Spec(device="npu2", elem=32, tiles=3, inputs="repeat", outputs="tiles",
                    stages=(fs.Stage("split", ((-1, -7), (-2, 3), (3, -16), (-2, 12))),), copies=2)
@@ -280,7 +280,7 @@ def test_pools_fit_against_every_channel_numbering() -> None:
     import itertools
     import random
 
-    from tilelang.plan.channels import pools_fit
+    from tilelang.ir.descriptors import pools_fit
 
     dev = tl.device("npu1")
     m = dev.tiles("mem")[0]
@@ -299,3 +299,15 @@ def test_pools_fit_against_every_channel_numbering() -> None:
             return False
 
         assert pools_fit(dev, m, ends) == brute(ends), ends
+
+        def brute_compact(ends: dict[str, list[int]]) -> bool:  # channels 0..k-1 of each direction
+            for a in itertools.permutations(range(len(ends["mm2s"]))):
+                for b in itertools.permutations(range(len(ends["s2mm"]))):
+                    load = [0, 0]
+                    for ch, n in (*zip(a, ends["mm2s"], strict=True), *zip(b, ends["s2mm"], strict=True)):
+                        load[ch % 2] += n
+                    if max(load) <= 24:
+                        return True
+            return False
+
+        assert pools_fit(dev, m, ends, compact=True) == brute_compact(ends), ends

@@ -131,34 +131,6 @@ def _loops_paired(device: Device, tile: Coord, ends: list[End],
     return out
 
 
-def pools_fit(device: Device, tile: Coord, bds: dict[str, list[int]]) -> bool:
-    """Whether some numbering of a memtile's DMA channels keeps every BD pool within its size.
-
-    Args:
-        bds: per direction ("mm2s", "s2mm"), the BDs of each end on the tile.
-
-    Each direction's ends go to distinct channels; a channel's parity picks its pool (``bd_pool``), which
-    both directions share. The same question ``assign_channels`` answers by dealing the ends, asked before
-    the ends exist (the greedy link placement): exact, over every split of the ends into the two parities.
-    """
-    if device.tile_kind(tile) != "mem":
-        return True
-    pool = bd_pool(device, tile, 0)[1]
-    if sum(map(sum, bds.values())) <= pool:
-        return True
-    sums: list[set[int]] = []  # per direction, the BDs its ends can put on the even pool
-    for d, ends in bds.items():
-        slots = [sum(1 for c in range(device.dma_channels(tile, d)) if c % 2 == p) for p in (0, 1)]
-        if len(ends) > sum(slots):
-            return False
-        got = set()
-        for k in range(max(0, len(ends) - slots[1]), min(len(ends), slots[0]) + 1):
-            got.update(sum(pick) for pick in itertools.combinations(ends, k))
-        sums.append(got)
-    total = sum(map(sum, bds.values()))
-    return any(total - pool <= sum(even) <= pool for even in itertools.product(*sums))
-
-
 def _best_split(
     device: Device, tile: Coord, groups: dict[str, list[End]], plain: dict[tuple[str, str], int]
 ) -> dict[tuple[str, str], int] | None:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from tilelang.devices import Device
 from tilelang.errors import PlanError
-from tilelang.ir.descriptors import end_bds, host_end_locks
+from tilelang.ir.descriptors import end_bds, host_end_locks, pools_fit
 from tilelang.ir.plan import agent_name
 from tilelang.ir.verify import HOST
 from tilelang.plan.carriage import (
@@ -33,7 +33,6 @@ from tilelang.plan.carriage import (
     memtile_ports,
 )
 from tilelang.plan.cascades import place_chains
-from tilelang.plan.channels import pools_fit
 from tilelang.plan.fabric import fabric, hops, manhattan
 from tilelang.plan.problem import Coord, FifoSpec, Problem
 from tilelang.plan.route_cuts import BoundaryLoad
@@ -207,7 +206,7 @@ def place_links(problem: Problem, cores: dict[str, Coord]) -> dict[str, Coord]:
         raise PlanError(f"{dev.name} has no memtiles; links {', '.join(problem.link_names)} need one")
     order = sorted(problem.links, key=lambda ln: -(len(ln.srcs) + len(ln.dsts)))
     needs = [link_needs(problem, ln.name) for ln in order]
-    # each link's ends' BDs per direction, for the BD pools of a memtile (channels.pools_fit)
+    # each link's ends' BDs per direction, for the BD pools of a memtile (descriptors.pools_fit)
     end_bd = [{MM2S: [end_bds(problem.design, f, f"link:{ln.name}") for f in ln.dsts],
                S2MM: [end_bds(problem.design, f, f"link:{ln.name}") for f in ln.srcs]} for ln in order]
     have = {m: _memtile_capacity(dev, m) for m in mems}

@@ -20,7 +20,8 @@ from tilelang.backends.mlir.objectfifo_sync import ObjectFifoSync
 from tilelang.backends.mlir.runtime_sequence import emit_runtime_sequence
 from tilelang.backends.mlir.types import tile_memref_type
 from tilelang.errors import PlanError
-from tilelang.ir.design import Fifo, Link, LinkKind
+from tilelang.ir.descriptors import bd_pool, end_bds, pools_fit
+from tilelang.ir.design import Design, Fifo, Link, LinkKind
 from tilelang.ir.plan import Plan
 
 
@@ -56,20 +57,17 @@ OBJECTFIFO_PLIO_PER_SHIM = 2
 
 
 def _check_compact_channels(plan: Plan) -> None:
-    """Each memtile's BD pools fit some numbering of its DMA channels from 0 up, per direction.
+    """Each memtile's BD pools fit a numbering of its DMA channels from 0 up, per direction.
 
     At this level mlir-aie numbers a memtile's channels itself, the lowest free one first (its objectfifo
     lowering), and draws each channel's BDs from its parity's pool (even channels BDs 0-23, odd 24-47). The
-    planner may skip a number to balance the pools (plan/channels.py); where no numbering from 0 fits, aie-opt
-    would stop with "Allocator exhausted available BD IDs", so the level is refused here instead.
+    planner may skip a number to balance the pools (plan/channels.py); where no numbering from 0 fits
+    (``descriptors.pools_fit`` with ``compact``), aie-opt would stop with "Allocator exhausted available BD
+    IDs", so the level is refused here instead.
 
     Raises:
-        PlanError: naming the memtile, its pools and the level that emits the plan's own channels.
+        PlanError: naming the memtile and the level that emits the plan's own channels.
     """
-    from itertools import combinations
-
-    from tilelang.ir.descriptors import bd_pool, end_bds
-
     dev = plan.device
     ends: dict[tuple[int, int], dict[str, list[int]]] = {}
     for name, fp in plan.fifos.items():
@@ -77,25 +75,15 @@ def _check_compact_channels(plan: Plan) -> None:
             if e.channel is not None and dev.tile_kind(e.tile) == "mem":
                 ends.setdefault(e.tile, {"mm2s": [], "s2mm": []})[d].append(end_bds(plan.design, name, e.agent))
     for tile, by_dir in sorted(ends.items()):
-        pool = bd_pool(dev, tile, 0)[1]
-        if sum(map(sum, by_dir.values())) <= pool:
-            continue
-
-        def splits(bds: list[int]) -> set[tuple[int, int]]:
-            even = (len(bds) + 1) // 2  # channels 0, 2, ... of 0..k-1
-            return {(sum(bds[i] for i in pick), sum(bds) - sum(bds[i] for i in pick))
-                    for pick in combinations(range(len(bds)), even)}
-
-        best = min(max(a + c, b + d) for a, b in splits(by_dir["mm2s"]) for c, d in splits(by_dir["s2mm"]))
-        if best > pool:
+        if not pools_fit(dev, tile, by_dir, compact=True):
             raise PlanError(
                 f"memtile {tile}: mlir-aie's objectfifo lowering numbers its DMA channels from 0, and no such "
-                f"numbering keeps its BDs within the {pool} of each channel parity's pool (the fullest would need "
-                f"{best}); the plan's own channels fit: emit level='physical', or give its links' fifos less depth"
+                f"numbering keeps its BDs within the {bd_pool(dev, tile, 0)[1]} of each channel parity's pool; "
+                f"the plan's own channels fit: emit level='physical', or give its links' fifos less depth"
             )
 
 
-def _check_chained_links(design) -> None:  # noqa: ANN001 - a Design
+def _check_chained_links(design: Design) -> None:
     """No fifo both leaves one link and enters another: mlir-aie's objectfifo lowering takes an objectfifo in at
     most one ``aie.objectfifo.link`` (aie-opt: "objectfifo cannot be in more than one ObjectFifoLinkOp").
 
