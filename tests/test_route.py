@@ -106,6 +106,23 @@ def test_broadcast_is_one_tree():
     assert sorted(t.links) == [((2, 1), (2, 2)), ((2, 2), (2, 3)), ((2, 3), (2, 4)), ((2, 4), (2, 5))]
 
 
+def test_column_generation_alone_proves_a_row_broadcast_optimal(monkeypatch):
+    # npu2: memtile broadcasts to the eight cores of rows 2 and 3, entered at columns 2 and 5. The
+    # farthest core's path bounds each tree at 6; dual ascent proves the 8 and 9 the trees take
+    # (docs/planner.md "Routing"), so no edge ILP is needed for the proof.
+    import importlib
+
+    route_ilp = importlib.import_module("tilelang.plan.route_ilp")
+
+    def no_edge_model(*args, **kwargs):  # noqa: ANN002, ANN003
+        raise AssertionError("the edge ILP ran: column generation left a gap")
+
+    monkeypatch.setattr(route_ilp, "build_edge_model", no_edge_model)
+    r = route("npu2", [((2, 1), [(c, 2) for c in range(8)]), ((5, 1), [(c, 3) for c in range(8)])])
+    assert r.gap == 0.0
+    assert [len(x.links) for x in r.routes] == [8, 2 + 5 + 2]
+
+
 def test_destination_on_the_source_needs_no_link():
     r = route("npu1", [((1, 1), [(1, 1)])])
     assert r.routes[0].links == () and r.wirelength == 0

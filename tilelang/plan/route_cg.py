@@ -11,8 +11,10 @@ or a shortest-path Steiner tree (broadcast: heuristic) on edge costs
 The Lagrangian (Lasdon) bound ``z_LP + sum_f min(0, lb_f - sigma_f)`` is a
 proven lower bound on the optimum over all trees, where ``lb_f`` is the exact
 cheapest path for a unicast flow and, for a broadcast, the dearest of the
-shortest paths to its destinations (no tree can cost less). It makes the gap
-reported by the router a real one.
+shortest paths to its destinations (no tree can cost less), raised by Wong's dual
+ascent where that leaves room (``steiner.steiner_lower_bound``: a broadcast along a
+row entered from its middle pays both sides). It makes the gap reported by the
+router a real one.
 
 Artificial slack on every capacity row (cost ``BIG``) keeps the master
 feasible from the first round; a solution still using it means the columns
@@ -30,7 +32,7 @@ from tilelang.plan.fabric import Fabric, prune_tree, shortest_path, steiner_tree
 from tilelang.plan.negotiated import Flow
 from tilelang.plan.quiet import new_highs
 from tilelang.plan.solve import clock
-from tilelang.plan.steiner import EXACT_LIMIT, steiner_exact
+from tilelang.plan.steiner import EXACT_LIMIT, steiner_exact, steiner_lower_bound
 
 #: Cost of one channel of capacity violation in the master (far above any wirelength).
 BIG = 1.0e4
@@ -117,8 +119,9 @@ def _price(
     """The cheapest tree found for ``flow``, its cost, and a proven lower bound on any tree's cost.
 
     Unicast: a shortest path (exact). Broadcast: the shortest-path heuristic, bounded
-    below by the dearest destination. With ``exact``, a broadcast whose bound leaves
-    room for a negative reduced cost (bound < ``sigma``) is priced by Dreyfus-Wagner
+    below by the dearest destination and, where that bound leaves room for a negative
+    reduced cost, by dual ascent (:func:`steiner_lower_bound`). With ``exact``, a
+    broadcast whose bound still leaves room (bound < ``sigma``) is priced by Dreyfus-Wagner
     when its destinations are few enough; the others cannot improve the master.
     """
     src, dests = flow
@@ -136,6 +139,8 @@ def _price(
     for d in dests:
         p = shortest_path(fab, [src], d, price)
         lb = max(lb, sum(price[e] for e in p) if p is not None else _INF)
+    if lb < sigma - _EPS and cost > lb + _EPS:  # the bound matters: tighten it by dual ascent
+        lb = max(lb, steiner_lower_bound(fab, src, dests, price, enough=sigma))
     if exact and lb < sigma - _EPS and cost > lb + _EPS and len(dests) <= EXACT_LIMIT:
         best, lb = steiner_exact(fab, src, dests, price, cost)
         if best is not None:
