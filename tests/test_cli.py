@@ -105,3 +105,49 @@ def test_version_and_every_option_has_help(capsys) -> None:
         for action in cmd._actions:
             if action.option_strings and action.dest != "help":
                 assert action.help, f"tilelang {name} {action.option_strings[0]} has no help"
+
+
+@pytest.mark.parametrize(
+    "source, spec, message",
+    [
+        ("import tilelang as tl\ndef f(:\n    pass\n", "f", r"importing .*bad\.py failed at .*bad\.py:2: SyntaxError"),
+        ('raise RuntimeError("at import")\n', "f", r"failed at .*bad\.py:1 \(in <module>\): RuntimeError: at import"),
+        ('def f():\n    raise ValueError("boom")\n', "f", r"bad\.py:f\(\) failed at .*bad\.py:2 \(in f\): ValueError: boom"),
+        ("import sys\nsys.exit(3)\n", "f", r"failed at .*bad\.py:2 \(in <module>\): SystemExit: 3"),
+    ],
+)
+def test_a_failing_user_file_is_one_error_naming_its_line(capsys, tmp_path, source, spec, message):
+    import re
+
+    (tmp_path / "bad.py").write_text(source)
+    for command in ("print", "simulate", "emit", "optimize"):
+        code, _, err = run(capsys, command, f"{tmp_path / 'bad.py'}:{spec}")
+        assert code == 1 and re.search(message, err) and "Traceback" not in err and err.count("\n") == 1, err
+
+
+def test_unreadable_inputs_and_files_are_usage_errors(capsys, tmp_path):
+    import numpy as np
+
+    vmul = f"{EXAMPLES.parent / 'vmul.py'}:vector_scalar_mul"
+    np.save(tmp_path / "a.npy", np.zeros(4096, np.int32))
+    (tmp_path / "t.npz").write_bytes(b"PK\x03\x04garbage")
+    (tmp_path / "bin.tl").write_bytes(b"\xff\xfe\x00")
+    (tmp_path / "p.json").write_text("{}")
+    for argv, message in (
+        (["simulate", vmul, "--inputs", tmp_path / "a.npy"], "holds one array, not an .npz file"),
+        (["simulate", vmul, "--inputs", tmp_path / "t.npz"], "cannot read .* as an .npz file: BadZipFile"),
+        (["simulate", vmul, "--functional", "--trace", tmp_path / "t.json"], "--trace needs timing"),
+        (["print", tmp_path / "bin.tl"], "cannot read .*bin.tl: 'utf-8' codec"),
+        (["optimize", tmp_path / "p.json"], "takes the design, not its plan"),
+    ):
+        code, _, err = run(capsys, *argv)
+        assert code == 1 and __import__("re").search(message, err) and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("argv", [["simulate", "x.py:f", "--seed", "-1"], ["report", "x.py:f", "--seed", str(2**32)],
+                                  ["explore", "library:matmul", "--param", "cores=1x1", "--seed", "-1"],
+                                  ["explore", "library:matmul", "--param", "cores=1x1", "--top", "0"]])
+def test_out_of_range_seeds_and_counts_are_refused_by_the_parser(capsys, argv):
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2 and "error: argument" in capsys.readouterr().err

@@ -79,6 +79,51 @@ def test_a_storage_that_is_not_a_file_path_is_reported(tmp_path, where):
         tl.explore(gemm_space(), budget=1, storage=storage)
 
 
+@pytest.mark.parametrize("content", [b"garbage\n", b'{"op_code": 99}\n'])
+@pytest.mark.parametrize("suffix", [".db", ".log"])
+def test_a_storage_optuna_cannot_read_is_reported(tmp_path, suffix, content):
+    path = tmp_path / f"study{suffix}"
+    path.write_bytes(content)
+    with pytest.raises(TileLangError, match=r"explore: cannot use storage .*study\.(db|log)' \(\w+: "):
+        tl.explore(gemm_space(), budget=1, storage=path)
+
+
+@pytest.mark.parametrize("build, match", [
+    (lambda: tl.Space(tl.library.matmul, fixed=5, params={"cores": [1]}), "fixed must be a dict"),
+    (lambda: tl.Space(tl.library.matmul, params=[("cores", [1, 2])]), "params must be a dict"),
+    (lambda: tl.Space(tl.library.matmul, fixed={1: 2}, params={"cores": [1]}), "names must be non-empty strings"),
+    (lambda: len(gemm_space(constraint=lambda p: __import__("numpy").array([1, 0]))), "constraint raised ValueError"),
+    (lambda: gemm_space().point((99, 0, 0, 0)), "a point is a tuple of 4 choice indices"),
+])
+def test_space_checks_its_arguments_types(build, match):
+    with pytest.raises(TileLangError, match=match):
+        build()
+
+
+def test_a_space_holding_a_function_has_the_same_name_in_every_process(tmp_path):
+    # the study name a storage resumes under must not hold a memory address (a function's repr does)
+    import subprocess
+    import sys
+
+    (tmp_path / "space.py").write_text(
+        "import tilelang as tl\n"
+        "def op(a, b):\n    return tl.maximum(a, b) * 2\n"
+        "print(tl.Space(tl.library.elementwise, fixed={'op': op, 'n': 8192}, params={'cores': [1, 2]}).describe())\n")
+    names = {subprocess.run([sys.executable, str(tmp_path / "space.py")], capture_output=True, text=True,
+                            check=True).stdout for _ in range(2)}
+    assert len(names) == 1 and " at 0x" not in names.pop()
+    # and two different functions name two spaces
+    def one(a, b):  # noqa: ANN001, ANN202
+        return a + b
+
+    def two(a, b):  # noqa: ANN001, ANN202
+        return a - b
+
+    describe = [tl.Space(tl.library.elementwise, fixed={"op": f, "n": 64}, params={"cores": [1]}).describe()
+                for f in (one, two)]
+    assert describe[0] != describe[1]
+
+
 def test_a_raising_constraint_is_reported():
     sp = gemm_space(constraint=lambda p: p["nope"])
     with pytest.raises(TileLangError, match="constraint raised KeyError"):
@@ -128,14 +173,17 @@ def test_a_factory_that_raises_anything_is_a_design_error_and_a_slow_one_times_o
     def factory(kind: str) -> object:
         if kind == "boom":
             raise ZeroDivisionError("user bug")
+        if kind == "exit":
+            raise SystemExit(3)
         if kind == "slow":
             time.sleep(60)
         return tl.library.matmul(64, 64, 64, cores=1, tiling={"m": 32, "k": 32, "n": 32})
 
-    sp = tl.Space(factory, fixed={"plan": {"strategy": "greedy"}}, params={"kind": ["boom", "slow", "fine"]})
-    ex = tl.explore(sp, budget=3, workers=3, time_limit=3)
+    sp = tl.Space(factory, fixed={"plan": {"strategy": "greedy"}}, params={"kind": ["boom", "exit", "slow", "fine"]})
+    ex = tl.explore(sp, budget=4, workers=3, time_limit=3)
     st = {t.params["kind"]: t for t in ex.trials}
     assert st["boom"].status == "design_error" and "ZeroDivisionError: user bug" in st["boom"].error
+    assert st["exit"].status == "design_error" and "SystemExit: 3" in st["exit"].error
     assert st["slow"].status == "timeout" and "time limit of 3 s" in st["slow"].error
     assert st["fine"].status == "ok" and st["fine"].cycles > 0
 
@@ -143,7 +191,10 @@ def test_a_factory_that_raises_anything_is_a_design_error_and_a_slow_one_times_o
 def test_explore_rejects_bad_arguments():
     sp = gemm_space()
     for kw, match in (({"budget": 0}, "budget"), ({"objective": "speed"}, "objective"),
-                      ({"backend": "cloud"}, "backend"), ({"workers": 0}, "workers"), ({"time_limit": -1}, "time_limit")):
+                      ({"backend": "cloud"}, "backend"), ({"workers": 0}, "workers"), ({"time_limit": -1}, "time_limit"),
+                      ({"time_limit": float("inf")}, "time_limit"), ({"time_limit": float("nan")}, "time_limit"),
+                      ({"seed": -1}, "seed"), ({"seed": 2**32}, "seed"), ({"storage": 5}, "storage"),
+                      ({"storage": ""}, "storage"), ({"warm_start": 5}, "warm_start")):
         with pytest.raises(TileLangError, match=match):
             tl.explore(sp, **kw)
     with pytest.raises(TileLangError, match="tl.Space"):
@@ -282,9 +333,17 @@ def test_cli_explore_json(tmp_path, capsys):
     assert {Path(p).name for p in record["plots"]} == {"convergence.png", "pareto.png"}
 
 
-def test_cli_explore_usage_errors(capsys):
+def test_cli_explore_usage_errors(capsys, tmp_path):
     assert cli_main(["explore", "library:matmul"]) == 1
     assert "--param" in capsys.readouterr().err
+    assert cli_main(["explore", "library:matmul", "--param", "cores=1x1", "--param", "cores=2x2"]) == 1
+    assert "'cores' is given twice" in capsys.readouterr().err
+    assert cli_main(["explore", "library:matmul", "--param", "cores=1x1,,2x2"]) == 1
+    assert "empty value between commas" in capsys.readouterr().err
+    (tmp_path / "afile").write_text("")
+    # --out is checked before the search (which would otherwise run, then fail to write its plots)
+    assert cli_main(["explore", "library:matmul", "--param", "cores=1x1", "--out", str(tmp_path / "afile")]) == 1
+    assert "--out: " in capsys.readouterr().err
     assert cli_main(["explore", "nowhere.py:f", "--param", "a=1"]) == 1
     assert "no such file" in capsys.readouterr().err
     assert parse_value("2x4") == (2, 4) and parse_value("bf16") is tl.bf16 and parse_value("0.5") == 0.5

@@ -263,6 +263,10 @@ def test_too_many_cores():
         ({"solver": "gurobi"}, "unknown solver 'gurobi'"),
         ({"strategy": "magic"}, "unknown strategy 'magic'"),
         ({"time_limit": 0}, "time_limit must be a positive number"),
+        # beyond a year the operating system's timers overflow (OverflowError before this check)
+        ({"time_limit": float("inf")}, "time_limit must be a positive number of seconds up to"),
+        ({"time_limit": 1e300}, "time_limit must be a positive number of seconds up to"),
+        ({"time_limit": float("nan")}, "time_limit must be a positive number"),
     ],
 )
 def test_bad_arguments(kwargs, message):

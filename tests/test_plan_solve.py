@@ -149,3 +149,45 @@ def test_planning_inside_a_pool_worker():
     with multiprocessing.get_context("fork").Pool(1) as pool:
         (inside,) = pool.map(_plan_json, [0])
     assert inside == _plan_json(0)
+
+
+def test_a_solver_child_whose_parent_is_killed_ends_too(tmp_path):
+    # tl.explore kills a timed-out evaluation's process group; the solver child leads its own group, so
+    # that kill misses it: it must notice its parent is gone and end itself (and its solver binary).
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    pid_file = tmp_path / "child.pid"
+    script = f"""
+import os, time
+from tilelang.plan.solve import run_with_deadline
+def job(report):
+    open({str(pid_file)!r}, "w").write(str(os.getpid()))
+    time.sleep(120)
+run_with_deadline(job, (), 200)
+"""
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 30
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline, "the solver child never started"
+            time.sleep(0.05)
+        child = int(pid_file.read_text())
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break  # gone
+            # a zombie of init's counts as gone: it runs nothing
+            with open(f"/proc/{child}/stat") as fh:
+                if fh.read().split(")")[-1].split()[0] == "Z":
+                    break
+            assert time.monotonic() < deadline, "the orphaned solver child is still running"
+            time.sleep(0.1)
+    finally:
+        parent.kill()

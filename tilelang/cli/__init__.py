@@ -18,6 +18,7 @@ from tilelang.cli import commands
 from tilelang.cli import compile as compile_cli
 from tilelang.cli import explore as explore_cli
 from tilelang.cli import optimize as optimize_cli
+from tilelang.cli.load import seed_type
 from tilelang.errors import TileLangError
 from tilelang.report.tables import TOP_ROWS
 
@@ -42,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("simulate", help="plan and simulate a design on random (or given) inputs", description="plan and simulate a design on random (or given) inputs")
     _design_args(s)
     s.add_argument("--inputs", help=".npz file with one array per input tensor (default: random, seeded)")
-    s.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    s.add_argument("--seed", type=seed_type, default=0, help="seed of the random inputs (a non-negative int)")
     s.add_argument("--functional", action="store_true", help="compute outputs only, no timing")
     s.add_argument("--trace", help="write a Chrome/Perfetto trace (JSON) to this file")
     s.add_argument("--outputs", help="write the output arrays to this .npz file")
@@ -65,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("report", help="plan and simulate, then draw the array, timeline and utilisation", description="plan and simulate, then draw the array, timeline and utilisation")
     _design_args(r)
     r.add_argument("-o", "--output", default="report", help="directory for the PNGs and report.html")
-    r.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    r.add_argument("--seed", type=seed_type, default=0, help="seed of the random inputs (a non-negative int)")
     explore_cli.add_parser(sub)
     optimize_cli.add_parser(sub)
     return p

@@ -105,10 +105,16 @@ def read_inputs(path: str, design: Design) -> dict[str, np.ndarray]:
             design reads that the file lacks, or an array of another shape.
     """
     try:
-        with np.load(path) as data:
+        data = np.load(path)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise UsageError(f"--inputs: {path} holds one array, not an .npz file of named arrays (np.savez(path, "
+                             f"NAME=array, ...) writes one)")
+        with data:
             arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError, EOFError) as e:
-        raise UsageError(f"--inputs: cannot read {path} as an .npz file: {e}") from None
+    except UsageError:
+        raise
+    except Exception as e:  # noqa: BLE001 - numpy's and zipfile's own errors for a file that is no .npz
+        raise UsageError(f"--inputs: cannot read {path} as an .npz file: {type(e).__name__}: {e}") from None
     unknown = sorted(set(arrays) - set(design.tensors))
     if unknown:
         raise UsageError(f"--inputs: {path} holds {unknown}, which are not tensors of {design.name} {list(design.tensors)}")
@@ -154,6 +160,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     check_readable(args.inputs, "--inputs")
     check_writable(args.outputs, "--outputs")
     check_writable(args.trace, "--trace")
+    if args.trace and args.functional:
+        raise UsageError("--trace needs timing, which --functional skips: drop one of them")
     target = load_target(args.design)
     design = target.design if isinstance(target, Plan) else target
     arrays = read_inputs(args.inputs, design) if args.inputs else random_inputs(design, args.seed)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tilelang.cli.load import UsageError, _import
+from tilelang.cli.load import UsageError, _import, check_writable, positive_int, seed_type
 
 
 def add_parser(sub: Any) -> None:
@@ -24,7 +24,8 @@ def add_parser(sub: Any) -> None:
                    help="an argument every point shares (plan.strategy=greedy sets tl.plan's)")
     x.add_argument("--budget", type=int, default=40, help="most points to evaluate")
     x.add_argument("--objective", default="cycles", help="cycles, cores, onchip_bytes, ddr_bytes or peak")
-    x.add_argument("--seed", type=int, default=0, help="seed of the sampler (the same seed gives the same trials)")
+    x.add_argument("--seed", type=seed_type, default=0,
+                   help="seed of the sampler (the same seed gives the same trials; an int in [0, 2**32 - 1])")
     x.add_argument("--backend", choices=["local", "ray"], default="local",
                    help="local: a process pool on this machine; ray: Ray tasks (a local instance, or --address)")
     x.add_argument("--workers", type=int, default=None, help="evaluations at once (default: the cores)")
@@ -32,7 +33,7 @@ def add_parser(sub: Any) -> None:
     x.add_argument("--storage", default=None, help="study file to keep and resume (.db: SQLite, else a journal)")
     x.add_argument("--time-limit", type=float, default=None, help="seconds per evaluation (then: timeout)")
     x.add_argument("--out", default="explore", help="directory for convergence.png and pareto.png")
-    x.add_argument("--top", type=int, default=20, help="rows of the final table")
+    x.add_argument("--top", type=positive_int, default=20, help="rows of the final table")
     x.add_argument("--json", action="store_true", help="print the trials as JSON")
     x.add_argument("--strategy", choices=["sample", "bound"], default="sample",
                    help="sample: the prior's best points, then Optuna's TPE; bound: every point in the prior's "
@@ -50,9 +51,10 @@ def run(args: argparse.Namespace) -> int:
     """Run the search; the table (or JSON) on standard output, progress on standard error."""
     import tilelang as tl
 
+    check_writable(args.out, "--out", directory=True)
     factory = load_factory(args.factory)
-    params = dict(_pair(p, many=True) for p in args.param)
-    fixed = dict(_pair(p, many=False) for p in args.fixed)
+    params = _pairs(args.param, "--param", many=True)
+    fixed = _pairs(args.fixed, "--fixed", many=False)
     if not params:
         raise UsageError("explore needs at least one --param NAME=V1,V2")
     space = tl.Space(factory, fixed=fixed, params=params)
@@ -136,12 +138,26 @@ def load_factory(spec: str) -> Any:
     return obj
 
 
-def _pair(text: str, many: bool) -> tuple[str, Any]:
+def _pairs(texts: list[str], option: str, many: bool) -> dict[str, Any]:
+    """``NAME=VALUE`` (``NAME=V1,V2`` with ``many``) options as a dict; a name given twice is an error."""
+    out: dict[str, Any] = {}
+    for text in texts:
+        name, value = _pair(text, option, many)
+        if name in out:
+            raise UsageError(f"{option}: {name!r} is given twice ({option} {name}=...); give its values once")
+        out[name] = value
+    return out
+
+
+def _pair(text: str, option: str, many: bool) -> tuple[str, Any]:
     name, eq, values = text.partition("=")
     if not eq or not name or not values:
-        raise UsageError(f"expected NAME=VALUE{',VALUE...' if many else ''}, got {text!r}")
+        raise UsageError(f"{option}: expected NAME=VALUE{',VALUE...' if many else ''}, got {text!r}")
     if many:
-        return name, [parse_value(v) for v in values.split(",")]
+        parts = values.split(",")
+        if any(not v.strip() for v in parts):
+            raise UsageError(f"{option}: {text!r} has an empty value between commas")
+        return name, [parse_value(v) for v in parts]
     return name, parse_value(values)
 
 

@@ -3,10 +3,12 @@ and checking the files a command will read or write before any work is done."""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import inspect
 import os
 import sys
+import traceback
 from pathlib import Path
 
 from tilelang.errors import TileLangError
@@ -56,10 +58,17 @@ def load_design(spec: str) -> Design:
     path = Path(path_text)
     if not path.is_file():
         raise UsageError(f"no such file: {path_text}")
+    if path.suffix not in (".py", ".tl"):
+        hint = " (a saved plan: this command takes the design, not its plan)" if path.suffix == ".json" else ""
+        raise UsageError(f"{path_text}: expected a design as file.py:NAME or a printed .tl file{hint}")
     if path.suffix == ".tl":
         from tilelang.ir import parse
 
-        obj = parse(path.read_text())
+        try:
+            text = path.read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise UsageError(f"cannot read {path_text}: {e}") from None
+        obj = parse(text)
         if not isinstance(obj, Design):
             raise UsageError(f"{path_text} holds no design")
         return obj
@@ -73,7 +82,12 @@ def load_design(spec: str) -> Design:
                 raise UsageError(
                     f"{path_text}:{name} needs arguments {_required(obj)}; the command line calls factories with none"
                 )
-            obj = obj()
+            try:
+                obj = obj()
+            except TileLangError:
+                raise
+            except (Exception, SystemExit) as e:  # noqa: BLE001 - the user's code failed: say where
+                raise user_code_error(path, f"{path_text}:{name}()", e) from None
         if not isinstance(obj, Design):
             raise UsageError(f"{path_text}:{name} is not a design (got {type(obj).__name__})")
         return obj
@@ -91,9 +105,29 @@ def _import(path: Path):
     sys.path.insert(0, str(path.resolve().parent))
     try:
         spec.loader.exec_module(module)
+    except TileLangError:
+        raise
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - the user's file failed to run: say where
+        raise user_code_error(path, f"importing {path}", e) from None
     finally:
         sys.path.pop(0)
     return module
+
+
+def user_code_error(path: Path, what: str, e: BaseException) -> UsageError:
+    """A failure inside the user's own file as one error naming the file, line and function it came from."""
+    if isinstance(e, SyntaxError):
+        where = f" at {e.filename}:{e.lineno}" if e.lineno else ""
+        return UsageError(f"{what} failed{where}: {type(e).__name__}: {e.msg}")
+    frames = traceback.extract_tb(e.__traceback__)
+    try:
+        mine = [f for f in frames if Path(f.filename).resolve() == path.resolve()]
+    except OSError:
+        mine = []
+    last = mine[-1] if mine else (frames[-1] if frames else None)
+    where = f" at {last.filename}:{last.lineno} (in {last.name})" if last is not None else ""
+    detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    return UsageError(f"{what} failed{where}: {detail}")
 
 
 def _designs(module) -> list[str]:
@@ -163,3 +197,25 @@ def check_writable(path: str | None, what: str, directory: bool = False) -> None
         raise UsageError(f"{what}: cannot write {path}: directory {parent} does not exist")
     if not os.access(parent, os.W_OK):
         raise UsageError(f"{what}: cannot write {path}: directory {parent} is not writable")
+
+
+def seed_type(text: str) -> int:
+    """An argparse type: a seed, an int in [0, 2**32 - 1] (numpy's and Optuna's range)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an int, got {text!r}") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"a seed is an int in [0, 2**32 - 1], got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an int of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an int, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive int, got {value}")
+    return value

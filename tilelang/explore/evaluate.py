@@ -64,7 +64,7 @@ def evaluate(factory: Callable[..., Any], kwargs: dict[str, Any], plan_options: 
         status, error = "ok", None
     except TileLangError as e:
         status, error = _status(e, stage), f"{type(e).__name__}: {e}"
-    except Exception as e:  # noqa: BLE001 - a user's factory may raise anything; the search must go on
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - a user's factory may raise (or exit) anything; the search goes on
         status, error = stage, f"{type(e).__name__}: {e}"
     metrics["wall_seconds"] = time.perf_counter() - t0
     return {"status": status, "error": error, "metrics": metrics}

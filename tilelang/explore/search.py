@@ -46,6 +46,7 @@ from tilelang.explore.evaluate import Task, evaluate, run_children, timeout_resu
 from tilelang.explore.prior import prior_for
 from tilelang.explore.result import METRICS, Exploration, Trial
 from tilelang.explore.space import Key, Space
+from tilelang.plan.solve import MAX_TIME_LIMIT
 
 #: Points asked from the sampler per round (not tied to the workers, so trials do not depend on them).
 BATCH = 4
@@ -121,10 +122,8 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the multivariate TPE sampler is marked experimental
         sampler = optuna.samplers.TPESampler(seed=seed, multivariate=True, constant_liar=True)
-    study = optuna.create_study(study_name=f"tilelang-{space.describe()}-{objective}-seed{seed}",
-                                storage=_storage(optuna, storage), sampler=sampler, direction="minimize",
-                                load_if_exists=True)
-    trials, done = _resume(optuna, study, space)
+    study, trials, done = _open_study(optuna, f"tilelang-{space.describe()}-{objective}-seed{seed}", storage,
+                                      sampler, space)
     warm_n = min(want, max(1, math.ceil(want * PRIOR_SHARE)))
     if not study.trials and warm is None and strategy == "sample":
         for k in order[: min(len(order), warm_n)]:
@@ -342,7 +341,8 @@ def _warm_observations(warm_start: Sequence[Exploration] | None, objective: str)
         return None
     from tilelang.explore.transfer import observations
 
-    if isinstance(warm_start, Exploration) or not all(isinstance(e, Exploration) for e in warm_start):
+    if (isinstance(warm_start, Exploration) or not isinstance(warm_start, Sequence)
+            or not all(isinstance(e, Exploration) for e in warm_start)):
         raise TileLangError("explore: warm_start takes a list of Explorations (from tl.explore on other devices)")
     return [o for ex in warm_start for o in observations(ex, objective)]
 
@@ -402,12 +402,14 @@ def _check(space: Space, budget: int, objective: str, seed: int, workers: int | 
         raise TileLangError(f"explore: budget must be a positive int, got {budget!r}")
     if objective not in METRICS:
         raise TileLangError(f"explore: objective must be one of {METRICS}, got {objective!r}")
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TileLangError(f"explore: seed must be an int, got {seed!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**32:
+        raise TileLangError(f"explore: seed must be an int in [0, 2**32 - 1] (the sampler's range), got {seed!r}")
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
         raise TileLangError(f"explore: workers must be a positive int or None, got {workers!r}")
-    if time_limit is not None and (not isinstance(time_limit, int | float) or time_limit <= 0):
-        raise TileLangError(f"explore: time_limit must be positive seconds or None, got {time_limit!r}")
+    if time_limit is not None and (not isinstance(time_limit, int | float) or isinstance(time_limit, bool)
+                                   or not 0 < time_limit <= MAX_TIME_LIMIT):
+        raise TileLangError(f"explore: time_limit must be positive seconds up to {MAX_TIME_LIMIT:g} (a year) "
+                            f"or None (no limit), got {time_limit!r}")
 
 
 def _optuna() -> Any:
@@ -432,10 +434,34 @@ def _estimates(space: Space) -> dict[Key, float | None]:
     return out
 
 
+def _open_study(optuna: Any, name: str, storage: str | os.PathLike | None, sampler: Any,
+                space: Space) -> tuple[Any, list[Trial], dict[Key, Trial]]:
+    """The study (created, or loaded from ``storage``) and the trials it already holds.
+
+    Raises:
+        TileLangError: the storage cannot be opened or read, naming it and the cause.
+    """
+    try:
+        study = optuna.create_study(study_name=name, storage=_storage(optuna, storage), sampler=sampler,
+                                    direction="minimize", load_if_exists=True)
+        return (study, *_resume(optuna, study, space))
+    except TileLangError:
+        raise
+    except Exception as e:  # noqa: BLE001 - optuna's and its database's own errors, for one storage
+        cause = (str(e).strip().splitlines() or [""])[0]
+        raise TileLangError(f"explore: cannot use storage {os.fspath(storage)!r} ({type(e).__name__}: {cause}); give a "
+                            f"writable path to a new file or to one an earlier tl.explore wrote (.db for SQLite, "
+                            f"else a journal)") from None
+
+
 def _storage(optuna: Any, storage: str | os.PathLike | None) -> Any:
     if storage is None:
         return None
+    if not isinstance(storage, str | os.PathLike) or not os.fspath(storage):
+        raise TileLangError(f"explore: storage must be a file path (str or os.PathLike) or None, got {storage!r}")
     text = os.fspath(storage)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
     if "://" in text:
         return text
     folder = os.path.dirname(os.path.abspath(text))

@@ -15,6 +15,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import itertools
+import marshal
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -55,8 +57,14 @@ class Space:
         """
         if not callable(factory):
             raise TileLangError(f"Space: the factory must be callable, got {type(factory).__name__}")
+        for what, given in (("fixed", fixed), ("params", params)):
+            if given is not None and not isinstance(given, Mapping):
+                raise TileLangError(f"Space: {what} must be a dict of keyword arguments, got {type(given).__name__}")
         self.factory = factory
         self.fixed = dict(fixed or {})
+        for name in self.fixed:
+            if not isinstance(name, str) or not name:
+                raise TileLangError(f"Space: fixed argument names must be non-empty strings, got {name!r}")
         self.params: dict[str, list[Any]] = {}
         for name, choices in (params or {}).items():
             if not isinstance(name, str) or not name:
@@ -99,10 +107,10 @@ class Space:
             return True
         point = self.point(key)
         try:
-            ok = self.constraint(dict(point))
+            return bool(self.constraint(dict(point)))
         except Exception as e:  # noqa: BLE001 - a user's predicate: report any failure as the space's error
-            raise TileLangError(f"Space: the constraint raised {type(e).__name__}: {e} on {point}") from None
-        return bool(ok)
+            raise TileLangError(f"Space: the constraint raised {type(e).__name__}: {e} on {point} (it must "
+                                f"return True or False)") from None
 
     def __len__(self) -> int:
         return len(self.keys())
@@ -113,7 +121,16 @@ class Space:
             yield self.point(k)
 
     def point(self, key: Key) -> dict[str, Any]:
-        """The params of the point with these choice indices."""
+        """The params of the point with these choice indices.
+
+        Raises:
+            TileLangError: ``key`` is not one index per parameter, each within its choices.
+        """
+        sizes = [len(c) for c in self.params.values()]
+        if (not isinstance(key, tuple) or len(key) != len(sizes)
+                or not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n for i, n in zip(key, sizes, strict=True))):
+            raise TileLangError(f"Space: a point is a tuple of {len(sizes)} choice indices (choices per parameter: "
+                                f"{dict(zip(self.params, sizes, strict=True))}), got {key!r}")
         return {name: choices[i] for (name, choices), i in zip(self.params.items(), key, strict=True)}
 
     def contains(self, key: Key) -> bool:
@@ -145,8 +162,8 @@ class Space:
         """A stable text naming the space (the study name under a storage)."""
         name = getattr(self.factory, "__qualname__", type(self.factory).__name__)
         module = getattr(self.factory, "__module__", "")
-        text = repr((module, name, sorted((k, repr(v)) for k, v in self.fixed.items()),
-                     [(k, [repr(c) for c in v]) for k, v in self.params.items()]))
+        text = repr((module, name, sorted((k, _stable(v)) for k, v in self.fixed.items()),
+                     [(k, [_stable(c) for c in v]) for k, v in self.params.items()]))
         return f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
     def __repr__(self) -> str:
@@ -174,3 +191,24 @@ def _same(a: Any, b: Any) -> bool:
         return bool(a == b) and type(a) is type(b)
     except Exception:  # noqa: BLE001 - a user's value whose == raises or is ambiguous: not the same
         return False
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _stable(value: Any) -> str:
+    """``repr(value)``, unless it holds a memory address (a function's, an object's default repr): then a text
+    the same in every process, a function named by its module, qualified name and compiled code."""
+    text = repr(value)
+    if not _ADDRESS.search(text):
+        return text
+    if isinstance(value, list | tuple):
+        inner = ", ".join(_stable(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_stable(k)}: {_stable(v)}" for k, v in value.items()) + "}"
+    code = getattr(value, "__code__", None)
+    if code is not None:
+        digest = hashlib.sha256(marshal.dumps(code)).hexdigest()[:12]
+        return f"<function {getattr(value, '__module__', '')}.{getattr(value, '__qualname__', '')} {digest}>"
+    return _ADDRESS.sub("", text)

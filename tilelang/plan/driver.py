@@ -35,7 +35,7 @@ from tilelang.plan.problem import Coord, Problem, build_problem
 from tilelang.plan.resources import check_tiles
 from tilelang.plan.route_cuts import Boundary, boundary_of, describe_boundary
 from tilelang.plan.routing import Routing, first_pass, route_flows
-from tilelang.plan.solve import SolveLog, check_solver, clock, warn
+from tilelang.plan.solve import SolveLog, check_solver, check_time_limit, clock, warn
 
 STRATEGIES = ("ilp", "greedy")
 #: Rounds of routing feedback at most (``_feedback``; work, not time, bounds them: deterministic).
@@ -47,8 +47,7 @@ def _check_args(design: object, solver: str, time_limit: object, strategy: str) 
         raise PlanError(f"tl.plan takes a design (from @tl.design or tl.ir.parse), got {type(design).__name__}")
     if strategy not in STRATEGIES:
         raise PlanError(f"unknown strategy {strategy!r}; use one of {list(STRATEGIES)}")
-    if not isinstance(time_limit, int | float) or isinstance(time_limit, bool) or time_limit <= 0:
-        raise PlanError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    check_time_limit(time_limit)
     return check_solver(solver)
 
 

@@ -28,7 +28,7 @@ from tilelang.ir.plan import Route, SolveInfo
 from tilelang.plan.fabric import Coord, Fabric, describe, fabric, prune_tree
 from tilelang.plan.negotiated import Flow, RouteResult, negotiate, sequential, tidy
 from tilelang.plan.route_cuts import worst_cut
-from tilelang.plan.solve import SolveLog, check_solver, clock
+from tilelang.plan.solve import SolveLog, check_solver, check_time_limit, clock
 
 METHODS = ("ilp", "negotiated", "greedy")
 
@@ -218,8 +218,7 @@ def route(device: str | Device, flows: object, solver: str = "cbc", time_limit: 
     """
     dev = lookup_device(device)
     solver = check_solver(solver)
-    if not isinstance(time_limit, int | float) or time_limit <= 0:
-        raise PlanError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    check_time_limit(time_limit)
     fab = fabric(dev)
     checked = check_flows(fab, flows)
     names = [f"#{i}" for i in range(len(checked))]

@@ -33,6 +33,7 @@ import os
 import re
 import signal
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -155,6 +156,23 @@ class Outcome:
     seconds: float = 0.0
 
 
+#: The longest time limit a solve takes (a year): the operating system's timers overflow far beyond it.
+MAX_TIME_LIMIT = 365 * 24 * 3600.0
+
+
+def check_time_limit(time_limit: object) -> float:
+    """``time_limit`` as seconds: a positive number up to :data:`MAX_TIME_LIMIT`.
+
+    Raises:
+        PlanError: anything else (a bool, NaN, infinity, zero or less).
+    """
+    if (not isinstance(time_limit, int | float) or isinstance(time_limit, bool)
+            or not 0 < time_limit <= MAX_TIME_LIMIT):
+        raise PlanError(f"time_limit must be a positive number of seconds up to {MAX_TIME_LIMIT:g} (a year), "
+                        f"got {time_limit!r}")
+    return float(time_limit)
+
+
 def check_solver(solver: str) -> str:
     """Normalise a solver name.
 
@@ -167,18 +185,40 @@ def check_solver(solver: str) -> str:
     return name
 
 
-def _child(conn: Any, job: Callable[..., Any], args: tuple) -> None:
+#: Seconds between the solver child's checks that its parent is still alive.
+ORPHAN_POLL = 0.2
+
+
+def _orphan_watch(parent_pid: int) -> None:
+    """End the child's process group (the child and its solver binary) once its parent is gone.
+
+    The child leads its own group, so a kill of the parent's group (``tl.explore``'s time limit) does
+    not reach it: without this it would run on, reparented, beside the evaluations that follow.
+    """
+    while os.getppid() == parent_pid:
+        time.sleep(ORPHAN_POLL)
+    os.killpg(0, signal.SIGKILL)
+
+
+def _child(conn: Any, other_end: Any, job: Callable[..., Any], args: tuple) -> None:
+    parent_pid = os.getppid()
     os.setsid()  # lead a new process group so the parent can kill the solver binary with us
+    other_end.close()  # the parent's end: held here, a write to a dead parent would block, not fail
+    threading.Thread(target=_orphan_watch, args=(parent_pid,), daemon=True).start()
 
     def report(payload: Any) -> None:
         conn.send(("progress", payload))
 
     try:
-        conn.send(("done", job(report, *args)))
-    except PlanError as e:
-        conn.send(("planerror", str(e)))
-    except BaseException as e:  # noqa: BLE001 - anything the solver raises goes back to the parent
-        conn.send(("error", f"{type(e).__name__}: {e}"))
+        try:
+            message = ("done", job(report, *args))
+        except PlanError as e:
+            message = ("planerror", str(e))
+        except BaseException as e:  # noqa: BLE001 - anything the solver raises goes back to the parent
+            message = ("error", f"{type(e).__name__}: {e}")
+        conn.send(message)
+    except OSError:
+        pass  # the parent is gone (its pipe broke): there is nobody to tell
     finally:
         conn.close()
 
@@ -200,7 +240,7 @@ def run_with_deadline(job: Callable[..., Any], args: tuple, seconds: float) -> O
     start = clock()
     ctx = multiprocessing.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, job, args), daemon=True)
+    proc = ctx.Process(target=_child, args=(child, parent, job, args), daemon=True)
     # The child must never finalise objects it inherits: a foreign library's
     # destructor (the MLIR bindings' context, say) may wait on worker threads
     # that do not exist after fork, and the child would spin forever. Frozen
