@@ -140,3 +140,29 @@ def test_a_connection_in_another_order_keeps_ddr_and_says_so() -> None:
         fuse([gemm, flat], device="npu1", connect=[(0, "C", 1, "A")])
     with pytest.raises(tl.DesignError, match="producer must be an earlier design"):
         fuse([gemm, flat], device="npu1", connect=[(1, "C", 0, "A")])
+
+
+@pytest.mark.parametrize("connect, match", [
+    ([(0, "C", 1, "A"), (0, "C", 1, "A")], "both feed design 1's 'A'; an input takes one producer"),
+    ([(0, "C", 1, "A"), (0, "C", 1, "B")], "one on-chip fifo cannot be two of its inputs"),
+    ([(True, "C", 2, "A")], r"connection \(True, 'C', 2, 'A'\) is not \(i, 'C', j, 'A'\)"),
+    ([(0, "C", 1)], r"connection \(0, 'C', 1\) is not"),
+    ((0, "C", 1, "A"), "connect takes a list of"),
+])
+def test_malformed_connections_are_named(connect, match) -> None:
+    adds = [tl.library.elementwise("add", 1024, tl.i32, device="npu1", cores=1) for _ in range(3)]
+    with pytest.raises(tl.DesignError, match=match):
+        fuse(adds, device="npu1", connect=connect)
+    with pytest.raises(tl.DesignError, match="takes a list of Designs, got Design"):
+        fuse(adds[0], device="npu1")
+
+
+def test_one_output_feeds_two_designs() -> None:
+    adds = [tl.library.elementwise("add", 1024, tl.i32, device="npu1", cores=1) for _ in range(3)]
+    fused = fuse(adds, device="npu1", connect=[(0, "C", 1, "A"), (0, "C", 2, "A")])
+    rng = np.random.default_rng(3)
+    ins = {n: rng.integers(-50, 50, fused.tensors[n].shape).astype(np.int32) for n in fused.inputs}
+    res = tl.simulate(tl.plan(fused), **ins)
+    c0 = ins["d0_A"] + ins["d0_B"]
+    np.testing.assert_array_equal(res.outputs["d1_C"], c0 + ins["d1_B"])
+    np.testing.assert_array_equal(res.outputs["d2_C"], c0 + ins["d2_B"])

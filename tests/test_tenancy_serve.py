@@ -94,3 +94,42 @@ def test_serving_real_designs_is_deterministic() -> None:
     for policy in ("time-share", "static", "fission"):
         a, b = serve(svc, tr, policy), serve(svc, tr, policy)
         assert a.summary() == b.summary() and a.requests == 200
+
+
+def test_served_is_in_the_order_the_trace_was_given() -> None:
+    late_first = [Request(10, "x", 2000), Request(0, "y", 500), Request(0, "x", 1000)]
+    rep = serve(TABLE, late_first, "time-share", costs=COSTS)
+    assert [s.request for s in rep.served] == late_first
+    by_arrival = serve(TABLE, TRACE, "time-share", costs=COSTS)
+    assert {s.request: s.end for s in rep.served} == {s.request: s.end for s in by_arrival.served}
+
+
+def test_bad_tenants_traces_and_costs_are_named() -> None:
+    add = tl.library.elementwise("add", 1024, tl.i32, device="npu1", cores=1)
+
+    def wrong_device(dev):  # noqa: ANN001, ANN202 - ignores the partition it is given
+        return tl.library.elementwise("add", 1024, tl.i32, device="npu2", cores=1)
+
+    for policy in ("fission", "time-share", "static"):
+        with pytest.raises(tl.DesignError, match="tenant 'a': expected a Design or a function"):
+            serve({"a": 3}, [Request(0, "a", 10**7)], policy)
+        with pytest.raises(tl.DesignError, match=r"tenant 'a': its factory must return a Design for the device it "
+                                                 r"is given \(npu1.*\), got a Design for npu2"):
+            serve({"a": wrong_device}, [Request(0, "a", 10**7)], policy)
+    with pytest.raises(tl.DesignError, match="expected a dict of tenants"):
+        serve([add], [], "fission")
+    with pytest.raises(tl.TileLangError, match=r"trace holds \(0, 'a', 10\), not a Request"):
+        serve({"a": add}, [(0, "a", 10)], "fission")
+    with pytest.raises(tl.TileLangError, match="unknown design"):
+        serve({"a": add}, [Request(0, ["a"], 10)], "fission")
+    with pytest.raises(tl.TileLangError, match="Costs.dispatch must be a non-negative"):
+        Costs(dispatch=-1.0)
+
+
+def test_a_design_no_width_fits_says_why() -> None:
+    # 32 cores on the 16-core npu1: the reason the library gives is part of the refusal
+    def too_big(dev):  # noqa: ANN001, ANN202
+        return tl.library.matmul(256, 256, 256, cores=(8, 4), device=dev)
+
+    with pytest.raises(tl.TileLangError, match=r"does not fit the whole npu1 \(tenant 'a' does not fit 4 column"):
+        serve({"a": too_big}, [Request(0, "a", 10**9)], "time-share")

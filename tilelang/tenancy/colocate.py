@@ -49,15 +49,39 @@ def partition(device: Device, width: int) -> Device:
     return part
 
 
+class TenantError(DesignError):
+    """A tenant that is no design at any width: neither a Design nor a factory, or a factory returning
+    something else than a Design for the device it was given."""
+
+
+def check_tenants(specs: object) -> dict[str, TenantSpec]:
+    """``specs`` as ``{name: design or factory}``.
+
+    Raises:
+        TenantError: not a dict of non-empty names to Designs or callables.
+    """
+    if not isinstance(specs, Mapping):
+        raise TenantError(f"expected a dict of tenants {{name: design or factory(device)}}, got {type(specs).__name__}")
+    for name, spec in specs.items():
+        if not isinstance(name, str) or not name:
+            raise TenantError(f"tenant names must be non-empty strings, got {name!r}")
+        if not isinstance(spec, Design) and not callable(spec):
+            raise TenantError(f"tenant {name!r}: expected a Design or a function of a device returning one, "
+                              f"got {spec!r}")
+    return dict(specs)
+
+
 def _design_for(name: str, spec: TenantSpec, dev: Device) -> Design:
     if isinstance(spec, Design):
         return spec if spec.device is dev else prefix_design(spec, "", device=dev)
     if callable(spec):
         d = spec(dev)
         if not isinstance(d, Design) or d.device.name != dev.name:
-            raise DesignError(f"tenant {name!r}: its factory must return a Design for {dev.name}, got {d!r}")
+            got = f"a Design for {d.device.name}" if isinstance(d, Design) else repr(d)
+            raise TenantError(f"tenant {name!r}: its factory must return a Design for the device it is given "
+                              f"({dev.name}), got {got}")
         return d
-    raise DesignError(f"tenant {name!r}: expected a Design or a function of a device returning one, got {spec!r}")
+    raise TenantError(f"tenant {name!r}: expected a Design or a function of a device returning one, got {spec!r}")
 
 
 class Candidates:
@@ -90,6 +114,8 @@ class Candidates:
             try:
                 dev = partition(self.device, width)
                 self.plans[key] = self.planner(_design_for(name, self.specs[name], dev))
+            except TenantError:
+                raise  # not a question of width
             except (PlanError, DesignError) as e:
                 self.plans[key] = PlanError(f"tenant {name!r} does not fit {width} column(s) of "
                                             f"{self.device.name}: {e}")
@@ -97,6 +123,14 @@ class Candidates:
         if isinstance(got, PlanError):
             raise got
         return got
+
+    def why(self, name: str, widths: range | list[int]) -> str:
+        """Why tenant ``name`` fits none of ``widths``: the widest one's error ("" when unknown)."""
+        for w in sorted(widths, reverse=True):
+            got = self.plans.get((name, w))
+            if isinstance(got, PlanError):
+                return str(got)
+        return ""
 
     def predicted(self, name: str, width: int) -> int | None:
         """Predicted cycles of tenant ``name`` on ``width`` columns, None when it does not fit."""
@@ -171,6 +205,7 @@ def colocate(designs: Mapping[str, TenantSpec], device: str | Device = "npu1",
     for name in designs:
         if not isinstance(name, str) or not name.isidentifier():
             raise DesignError(f"tenant name {name!r} is not an identifier")
+    designs = check_tenants(designs)
     cand = Candidates(dev, designs, lambda d: _plan(d, solver=solver, time_limit=time_limit), _timing_cycles)
     names = list(designs)
     if columns is None:

@@ -78,7 +78,7 @@ def _connect(designs: list[Design], c: Connection) -> tuple[str, str, str, str]:
             run one after another, through DDR).
     """
     i, t, j, u = c
-    if not (isinstance(i, int) and isinstance(j, int) and 0 <= i < j < len(designs)):
+    if not (_index(i) and _index(j) and 0 <= i < j < len(designs)):
         raise DesignError(f"tl.fuse: connection {c!r}: the producer must be an earlier design than the consumer "
                           f"(indexes into the {len(designs)} designs)")
     pd, cd = designs[i], designs[j]
@@ -101,6 +101,38 @@ def _connect(designs: list[Design], c: Connection) -> tuple[str, str, str, str]:
         raise DesignError(f"tl.fuse: design {i}'s {t!r} cannot feed design {j}'s {u!r} on chip: " + "; ".join(why)
                           + ". Through DDR the consumer must start after the producer ends: run them one after another")
     return f"d{i}_{pf}", f"d{j}_{cf}", f"d{i}_{out.name}", f"d{j}_{inp.name}"
+
+
+def _index(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _check_connect(connect: object) -> list[Connection]:
+    """``connect`` as a list of ``(i, "C", j, "A")`` connections, each consumer input fed once.
+
+    Raises:
+        DesignError: not a list of such 4-tuples, an input connected twice, or one output feeding two inputs
+            of one design (one fifo cannot be two of a core's inputs).
+    """
+    if isinstance(connect, str | bytes) or not isinstance(connect, Sequence) or (
+            len(connect) == 4 and _index(connect[0])):
+        raise DesignError(f"tl.fuse: connect takes a list of (i, 'C', j, 'A') connections, got {connect!r}")
+    inputs: dict[tuple[int, str], Connection] = {}
+    feeds: dict[tuple[int, str, int], Connection] = {}
+    for c in connect:
+        if not (isinstance(c, tuple | list) and len(c) == 4 and _index(c[0]) and _index(c[2])
+                and isinstance(c[1], str) and isinstance(c[3], str)):
+            raise DesignError(f"tl.fuse: connection {c!r} is not (i, 'C', j, 'A'): design i's output tensor C "
+                              f"feeds design j's input tensor A (i, j indexes into the designs)")
+        i, t, j, u = c
+        if (j, u) in inputs:
+            raise DesignError(f"tl.fuse: connections {inputs[(j, u)]!r} and {c!r} both feed design {j}'s {u!r}; "
+                              f"an input takes one producer")
+        if (i, t, j) in feeds:
+            raise DesignError(f"tl.fuse: connections {feeds[(i, t, j)]!r} and {c!r} both feed design {i}'s {t!r} "
+                              f"into design {j}: one on-chip fifo cannot be two of its inputs (read it once there)")
+        inputs[(j, u)] = feeds[(i, t, j)] = tuple(c)  # type: ignore[assignment]
+    return [tuple(c) for c in connect]  # type: ignore[misc]
 
 
 def _wire(renamed: list[Design], designs: list[Design], connect: Sequence[Connection]) -> list[Design]:
@@ -147,8 +179,11 @@ def fuse(designs: Sequence[Design], device: str | Device = "npu1", name: str = "
             be planned raises the planner's PlanError when planned.
     """
     dev = lookup_device(device)
+    if isinstance(designs, Design) or isinstance(designs, str | bytes) or not isinstance(designs, Sequence):
+        raise DesignError(f"tl.fuse takes a list of Designs, got {type(designs).__name__}")
     designs = list(designs)
     _check(designs, dev)
+    connect = _check_connect(connect)
     renamed = [prefix_design(d, f"d{i}_") for i, d in enumerate(designs)]
     if connect:
         renamed = _wire(renamed, designs, connect)

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from tilelang.devices import Device
 from tilelang.devices import device as lookup_device
 from tilelang.errors import PlanError, TileLangError
-from tilelang.tenancy.colocate import Candidates, TenantSpec
+from tilelang.tenancy.colocate import Candidates, TenantSpec, check_tenants
 
 POLICIES = ("time-share", "static", "fission")
 
@@ -62,6 +62,12 @@ class Costs:
 
     dispatch: float = DISPATCH_SECONDS
     reconfig: float = RECONFIG_SECONDS
+
+    def __post_init__(self) -> None:
+        for name in ("dispatch", "reconfig"):
+            v = getattr(self, name)
+            if not isinstance(v, int | float) or isinstance(v, bool) or not 0 <= v < math.inf:
+                raise TileLangError(f"Costs.{name} must be a non-negative number of seconds, got {v!r}")
 
 
 @dataclass(frozen=True)
@@ -87,7 +93,7 @@ class ServiceTimes:
         from tilelang.tenancy.colocate import _timing_cycles
 
         self.device = lookup_device(device)
-        self.designs = dict(designs)
+        self.designs = check_tenants(designs)
         self.candidates = Candidates(self.device, self.designs,
                                      lambda d: _plan(d, solver=solver, time_limit=time_limit), _timing_cycles)
 
@@ -282,7 +288,9 @@ class _Sim:
             schedule(now)
         if self.waiting:
             names = sorted({w[3].design for w in self.waiting})
-            raise PlanError(f"requests for {names} can never run: no width of the array fits them")
+            why = self.service.candidates.why(names[0], range(1, self.dev.cols + 1))
+            raise PlanError(f"requests for {names} can never run: no width of the array fits them"
+                            + (f" ({why})" if why else ""))
         return [self.out[i] for i in range(len(self.trace))]
 
 
@@ -323,7 +331,9 @@ def static_split(service: ServiceTimes, trace: list[Request], costs: Costs) -> d
             if best is None or key < best:
                 best = key
     if best is None:
-        raise PlanError(f"static: no split of {cols} columns fits every design of {names}")
+        lost = [n for n in names if not service.widths(n)]
+        why = service.candidates.why(lost[0], range(1, cols + 1)) if lost else ""
+        raise PlanError(f"static: no split of {cols} columns fits every design of {names}" + (f" ({why})" if why else ""))
     firsts = itertools.accumulate((0, *best[2][:-1]))
     return dict(zip(names, zip(firsts, best[2], strict=True), strict=True))
 
@@ -408,24 +418,36 @@ def serve(designs: Mapping[str, TenantSpec] | ServiceTimes, trace: list[Request]
         raise TileLangError(f"unknown policy {policy!r}; choose one of {list(POLICIES)}")
     service = designs if isinstance(designs, ServiceTimes) else ServiceTimes(designs, device)
     costs = costs or Costs()
+    if not isinstance(costs, Costs):
+        raise TileLangError(f"costs must be a Costs, got {type(costs).__name__}")
+    if isinstance(trace, str | bytes) or not isinstance(trace, list | tuple):
+        raise TileLangError(f"trace must be a list of Requests, got {type(trace).__name__}")
     for r in trace:
-        if r.design not in service.designs:
+        if not isinstance(r, Request):
+            raise TileLangError(f"trace holds {r!r}, not a Request(arrival, design, deadline)")
+        if not isinstance(r.design, str) or r.design not in service.designs:
             raise TileLangError(f"request for unknown design {r.design!r}; the designs are {list(service.designs)}")
-    trace = sorted(trace, key=lambda r: r.arrival)
+    given = list(trace)
+    order = sorted(range(len(given)), key=lambda i: given[i].arrival)  # stable: equal arrivals keep their order
+    trace = [given[i] for i in order]
     sim = _Sim(service, costs, trace)
     cols = service.device.cols
     parts: dict[str, tuple[int, int]] = {}
     if policy == "time-share":
         for d in {r.design for r in trace}:
             if service.cycles(d, cols) is None:
-                raise PlanError(f"time-share: design {d!r} does not fit the whole {service.device.name}")
+                why = service.candidates.why(d, [cols])
+                raise PlanError(f"time-share: design {d!r} does not fit the whole {service.device.name}"
+                                + (f" ({why})" if why else ""))
         _time_share(sim)
     elif policy == "static":
         parts = static_split(service, trace, costs)
         _static(sim, parts)
     else:
         _fission(sim)
-    served = [sim.out[i] for i in range(len(trace))]
+    served: list[Served] = [None] * len(trace)  # type: ignore[list-item]
+    for pos, i in enumerate(order):  # back in the order the trace was given
+        served[i] = sim.out[pos]
     isolated = {d: sim.dispatch + (service.cycles(d, cols) or min(service.cycles(d, w) for w in service.widths(d)))
                 for d in service.designs if service.widths(d)}
     return ServeReport(policy, served, service.device.clock_hz, isolated, parts)
