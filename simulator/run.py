@@ -111,7 +111,8 @@ def _tensors(design: Design, arrays: dict[str, np.ndarray]) -> dict[str, np.ndar
             a = convert(a, t.dtype, f"tensor {name!r}")
         except KernelError as e:
             raise SimulationError(str(e)) from None
-        out[name] = np.array(a, dtype=t.dtype.numpy, copy=True)
+        # row-major, whatever order the given array has: moves walk tensors as flat row-major views
+        out[name] = np.array(a, dtype=t.dtype.numpy, copy=True, order="C")
     return out
 
 

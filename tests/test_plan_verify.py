@@ -233,3 +233,56 @@ def test_two_links_holding_one_fifo_on_one_memtile_pass() -> None:
     assert any(n == 2 for f in p.fifos for n in _homes(p, f).values())
     verify_plan(p)
     assert tl.ir.print(tl.ir.parse(tl.ir.print(p))) == tl.ir.print(p)
+
+
+def _edited(plan: Plan, edit) -> str:  # noqa: ANN001 - edit(doc) changes the JSON document in place
+    doc = json.loads(plan.to_json())
+    edit(doc)
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["buffers"]["a_in_worker_0"].update(offset="16384"), r"buffer 'a_in_worker_0': its offset must be an int"),
+    (lambda d: d["buffers"]["a_in_worker_0"].update(bank=None), r"its bank must be an int, got None"),
+    (lambda d: d["fifos"]["a_in"]["consumers"][0].update(channel=0.5), r"the DMA channel of core:worker must be an int"),
+    (lambda d: d["fifos"]["a_in"]["consumers"][0].update(channel=True), r"the DMA channel of core:worker must be an int"),
+    (lambda d: d["fifos"]["a_in"]["consumers"][0].update(agent=None), r"an end's agent must be a name"),
+    (lambda d: d["placement"].update(worker=[0.0, 2]), r"a tile is \[col, row\] of ints"),
+])
+def test_numbers_of_another_type_are_refused_not_coerced(vmul_plan: Plan, edit, message) -> None:
+    with pytest.raises((ParseError, PlanError), match=message):
+        Plan.from_json(_edited(vmul_plan, edit))
+
+
+def test_a_route_must_be_a_tree_ending_at_its_destinations(vmul_plan: Plan) -> None:
+    # a link back to the source made the verifier's channel assignment walk the cycle forever
+    back = _edited(vmul_plan, lambda d: d["routes"]["a_in"]["links"].append([[0, 1], [0, 0]]))
+    with pytest.raises(PlanError, match=r"the route of 'a_in' enters \(0,0\) again: it returns to its source"):
+        Plan.from_json(back)
+    # a branch past the destination would stream the fifo into a tile that takes nothing
+    stray = _edited(vmul_plan, lambda d: d["routes"]["a_in"]["links"].append([[0, 2], [0, 3]]))
+    with pytest.raises(PlanError, match=r"the route of 'a_in' ends at \(0,3\), which is not one of its destinations"):
+        Plan.from_json(stray)
+
+
+def test_buffers_must_hold_their_element_be_aligned_and_named_as_the_emitter_finds_them(vmul_plan: Plan) -> None:
+    def small(d: dict) -> None:
+        d["buffers"]["a_in_worker_0"]["size"] = 4
+    with pytest.raises(PlanError, match=r"buffer 'a_in_worker_0' has 4 B; fifo 'a_in''s element needs 4096 B"):
+        Plan.from_json(_edited(vmul_plan, small))
+
+    def unaligned(d: dict) -> None:
+        d["buffers"]["a_in_worker_0"]["offset"] += 4
+    with pytest.raises(PlanError, match=r"at byte \d+ of \(0,2\) is not 16-byte aligned"):
+        Plan.from_json(_edited(vmul_plan, unaligned))
+
+    def swapped(d: dict) -> None:
+        b = d["buffers"]
+        b["a_in_worker_0"]["index"], b["a_in_worker_1"]["index"] = 1, 0
+    with pytest.raises(PlanError, match=r"buffer 'a_in_worker_\d' of fifo 'a_in' has index \d; its name must end in"):
+        Plan.from_json(_edited(vmul_plan, swapped))
+
+    def renamed(d: dict) -> None:
+        d["buffers"]["a_in_other_0"] = d["buffers"].pop("a_in_worker_0")
+    with pytest.raises(PlanError, match=r"they must be named \['a_in_worker_0', 'a_in_worker_1'\]"):
+        Plan.from_json(_edited(vmul_plan, renamed))

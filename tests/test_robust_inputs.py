@@ -50,6 +50,14 @@ def test_simulate_names_every_missing_input(vadd_plan):
     np.testing.assert_array_equal(out, 2 * a)
 
 
+def test_arrays_in_column_major_order_are_read_and_written_by_their_indices(vadd_plan):
+    # an output given in Fortran order used to collect the moves' writes in a copy: all zeros came back
+    rng = np.random.default_rng(4)
+    a, b = (rng.integers(-9, 9, (8, 32)).astype(np.int32) for _ in range(2))
+    res = tl.simulate(vadd_plan, A=np.asfortranarray(a), B=b.T.copy().T, C=np.zeros((32, 8), np.int32).T)
+    np.testing.assert_array_equal(res.outputs["C"], a + b)
+
+
 def test_quick_path_with_an_input_forgotten_raises():
     d = _vector_add()
     a = np.ones((8, 32), np.int32)

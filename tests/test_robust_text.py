@@ -39,7 +39,10 @@ def test_plan_from_json_names_the_malformed_entry(plan_json):
         tl.Plan.from_json(json.dumps(doc))
     doc = json.loads(plan_json)
     doc["placement"]["worker"] = [0]
-    with pytest.raises(tl.ParseError, match=r"placement\['worker'\] is malformed \(a tile is \[col, row\], got \[0\]\)"):
+    with pytest.raises(tl.ParseError, match=r"placement\['worker'\] is malformed \(a tile is \[col, row\] of ints, got \[0\]\)"):
+        tl.Plan.from_json(json.dumps(doc))
+    doc["placement"]["worker"] = ["0", 2]  # not turned into 0 behind the user's back
+    with pytest.raises(tl.ParseError, match=r"placement\['worker'\] is malformed \(a tile is \[col, row\] of ints"):
         tl.Plan.from_json(json.dumps(doc))
 
 

@@ -275,9 +275,10 @@ class Plan:
         design = parse(doc["design"], externs=externs)
 
         def tile(x: list) -> Coord:
-            if len(x) != 2:
-                raise ValueError(f"a tile is [col, row], got {x!r}")
-            return (int(x[0]), int(x[1]))
+            if not isinstance(x, list) or len(x) != 2 or not all(isinstance(v, int) and not isinstance(v, bool)
+                                                                 for v in x):
+                raise ValueError(f"a tile is [col, row] of ints, got {x!r}")
+            return (x[0], x[1])
 
         def end(e: dict) -> FifoEnd:
             return FifoEnd(e["agent"], tile(e["tile"]), e["channel"])

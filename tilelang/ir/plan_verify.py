@@ -14,8 +14,12 @@ It reads the device model only (``tilelang.devices``), never the planner:
   and uses no channel; a streamed end has a DMA channel of its tile in its
   direction (``Device.dma_channels``), no two ends of a tile and direction on
   one channel;
+- types: tiles are pairs of ints, channels ints (or None), buffer banks,
+  offsets, sizes and indexes ints, names strings;
 - memory: each buffer on a tile its fifo lives on, within the tile's memory,
   above the core stack on a tile that runs a core (``devices.abi.STACK_BYTES``),
+  at an offset aligned to ``devices.abi.BUFFER_ALIGN``, holding its fifo's
+  element, named for its fifo, end and index as the emitter looks it up,
   its bank the one its offset starts in, no two buffers of a tile overlapping
   (except two local buffers of one core whose lifetimes never meet,
   ``tilelang/ir/liveness.py``), every local buffer on its core's tile,
@@ -25,9 +29,10 @@ It reads the device model only (``tilelang.devices``), never the planner:
   (``Device.bd_pool``) and the locks of each tile (``Device.locks``), counted by
   the one rule planner and emitter share (``tilelang/ir/descriptors.py``);
 - routes: from the producer's tile to exactly the consumers' tiles, over the
-  device's links (``Device.links``), every link reached from the source and
-  every destination reached, and no link carrying more flows than it has channels
-  (``Device.link_capacity``).
+  device's links (``Device.links``), a tree (no tile entered twice, none the
+  source) whose every leaf is a destination, every link reached from the
+  source and every destination reached, and no link carrying more flows than
+  it has channels (``Device.link_capacity``).
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from tilelang.devices import Device
-from tilelang.devices.abi import STACK_BYTES
+from tilelang.devices.abi import BUFFER_ALIGN, STACK_BYTES
 from tilelang.errors import PlanError
 from tilelang.ir.cascade import check_placement
 from tilelang.ir.descriptors import end_bds, host_end_locks, part_count, set_locks, whole_fifo
@@ -54,6 +59,7 @@ def verify_plan(plan: Plan) -> None:
     Raises:
         PlanError: naming the decision, what is wrong and the limit it breaks.
     """
+    _types(plan)
     _complete(plan)
     _placement(plan)
     bad = check_placement(plan.design, plan.placement)
@@ -67,6 +73,51 @@ def verify_plan(plan: Plan) -> None:
 
 def _t(tile: Coord) -> str:
     return f"({tile[0]},{tile[1]})"
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _types(plan: Plan) -> None:
+    """Every number of the plan an int and every tile a pair of ints (an edited plan may hold "3", 0.5, None)."""
+
+    def tile(t: object, what: str) -> None:
+        if not (isinstance(t, tuple) and len(t) == 2 and all(_is_int(v) for v in t)):
+            raise PlanError(f"{what}: a tile is a pair of ints (column, row), got {t!r}")
+
+    def integer(x: object, what: str) -> None:
+        if not _is_int(x):
+            raise PlanError(f"{what} must be an int, got {x!r}")
+
+    for core, t in plan.placement.items():
+        tile(t, f"core {core!r}")
+    for link, t in plan.link_tiles.items():
+        tile(t, f"link {link!r}")
+    for name, fp in plan.fifos.items():
+        if fp.shared_tile is not None:
+            tile(fp.shared_tile, f"fifo {name!r}'s shared tile")
+        for e in (fp.producer, *fp.consumers):
+            if not isinstance(e.agent, str):
+                raise PlanError(f"fifo {name!r}: an end's agent must be a name such as 'core:worker', got {e.agent!r}")
+            tile(e.tile, f"fifo {name!r}: the end of {e.agent}")
+            if e.channel is not None:
+                integer(e.channel, f"fifo {name!r}: the DMA channel of {e.agent}")
+    for name, b in plan.buffers.items():
+        tile(b.tile, f"buffer {name!r}")
+        for field in ("bank", "offset", "size", "index"):
+            integer(getattr(b, field), f"buffer {name!r}: its {field}")
+        if not isinstance(b.fifo, str):
+            raise PlanError(f"buffer {name!r}: its fifo must be a name (or \"\" for a core's tl.buffer), got {b.fifo!r}")
+    for name, r in plan.routes.items():
+        tile(r.source, f"the route of {name!r}: its source")
+        for d in r.dests:
+            tile(d, f"the route of {name!r}: a destination")
+        for lk in r.links:
+            if not (isinstance(lk, tuple) and len(lk) == 2):
+                raise PlanError(f"the route of {name!r}: a link is a pair of tiles, got {lk!r}")
+            tile(lk[0], f"the route of {name!r}: a link's start")
+            tile(lk[1], f"the route of {name!r}: a link's end")
 
 
 def _complete(plan: Plan) -> None:
@@ -190,6 +241,12 @@ def _buffers(plan: Plan) -> None:
         mem, banks = dev.memory_bytes(b.tile), dev.memory_banks(b.tile)
         if b.offset < 0 or b.size <= 0 or b.offset + b.size > mem:
             raise PlanError(f"{what} at bytes [{b.offset}, {b.end}) of {_t(b.tile)} lies outside its {mem}-byte memory")
+        if b.offset % BUFFER_ALIGN:
+            raise PlanError(f"{what} at byte {b.offset} of {_t(b.tile)} is not {BUFFER_ALIGN}-byte aligned "
+                            f"(devices.abi.BUFFER_ALIGN, the vendor allocator's step)")
+        if b.fifo and b.fifo in plan.fifos and b.size < plan.design.fifo(b.fifo).elem.nbytes:
+            raise PlanError(f"{what} has {b.size} B; fifo {b.fifo!r}'s element needs "
+                            f"{plan.design.fifo(b.fifo).elem.nbytes} B")
         low = STACK_BYTES if b.tile in core_tiles else 0
         if b.offset < low:
             raise PlanError(f"{what} at byte {b.offset} of {_t(b.tile)} overlaps the core's stack (bytes 0-{low - 1})")
@@ -241,11 +298,17 @@ def _complete_locals(plan: Plan) -> None:
 
 
 def _complete_sets(plan: Plan) -> None:
-    """Every tile that holds a fifo's buffers has one buffer per index below its depth."""
+    """Every tile that holds a fifo's buffers has one buffer per index below its depth, for each end there,
+    named ``<fifo>_<end>_<index>`` (``<fifo>_<index>`` in shared memory): the names the emitter looks up."""
     held: dict[tuple[str, Coord], list[int]] = defaultdict(list)
-    for b in plan.buffers.values():
+    names: dict[tuple[str, Coord], set[str]] = defaultdict(set)
+    for bname, b in plan.buffers.items():
         if b.fifo:
             held[(b.fifo, b.tile)].append(b.index)
+            names[(b.fifo, b.tile)].add(bname)
+            if not bname.endswith(f"_{b.index}"):
+                raise PlanError(f"buffer {bname!r} of fifo {b.fifo!r} has index {b.index}; its name must end in "
+                                f"_{b.index} (<fifo>_<end>_<index>)")
     for name in plan.fifos:
         depth = plan.design.fifo(name).depth
         for tile, holders in sorted(_homes(plan, name).items()):
@@ -253,6 +316,27 @@ def _complete_sets(plan: Plan) -> None:
             if got != sorted(list(range(depth)) * holders):
                 each = f"each index 0-{depth - 1}" + (f", for each of its {holders} ends there" if holders > 1 else "")
                 raise PlanError(f"fifo {name!r} (depth {depth}) has buffers {got} on {_t(tile)}; it needs one for {each}")
+            want = {f"{prefix}{i}" for prefix in _set_prefixes(plan, name, tile) for i in range(depth)}
+            if names[(name, tile)] != want:
+                raise PlanError(f"fifo {name!r} has buffers {sorted(names[(name, tile)])} on {_t(tile)}; they must be "
+                                f"named {sorted(want)} (<fifo>_<end>_<index>)")
+
+
+def _set_prefixes(plan: Plan, name: str, tile: Coord) -> list[str]:
+    """The name prefix of each buffer set of fifo ``name`` on ``tile`` (see :func:`_homes`)."""
+    fp = plan.fifos[name]
+    if fp.shared:
+        return [f"{name}_"]
+    links = {ln.name: ln for ln in plan.design.links}
+    out = []
+    for e in (fp.producer, *fp.consumers):
+        if e.agent == HOST or e.tile != tile:
+            continue
+        kind, agent = e.agent.split(":", 1)
+        if kind == "link" and whole_fifo(links[agent]) != name:
+            continue
+        out.append(f"{name}_{agent}_")
+    return out
 
 
 def _homes(plan: Plan, name: str) -> Counter:
@@ -348,6 +432,12 @@ def _routes(plan: Plan) -> None:
                 raise PlanError(f"the route of {name!r} uses {_t(a)}->{_t(b)}, which is not a link of {dev.name}")
         if len(set(r.links)) != len(r.links):
             raise PlanError(f"the route of {name!r} lists a link twice")
+        entered = Counter(b for _, b in r.links)
+        again = sorted(t for t, n in entered.items() if n > 1 or t == r.source)
+        if again:
+            raise PlanError(f"the route of {name!r} enters {_t(again[0])} "
+                            + ("again: it returns to its source" if again[0] == r.source else "twice")
+                            + "; a route is a tree from the source, each tile entered once")
         reached = r.reaches()
         stray = sorted(lk for lk in r.links if lk[0] not in reached)
         if stray:
@@ -358,6 +448,10 @@ def _routes(plan: Plan) -> None:
         if missed:
             raise PlanError(f"the route of {name!r} from {_t(r.source)} does not reach {' '.join(map(_t, missed))}: "
                             f"its links are not connected from the source to every destination")
+        leaves = sorted(set(entered) - {a for a, _ in r.links} - set(r.dests))
+        if leaves:
+            raise PlanError(f"the route of {name!r} ends at {_t(leaves[0])}, which is not one of its destinations "
+                            f"({' '.join(map(_t, r.dests))}): a branch would stream the fifo where nothing takes it")
         use.update(r.links)
     for (a, b), n in sorted(use.items()):
         cap = dev.link_capacity(a, b)

@@ -27,12 +27,14 @@ def ordered_links(route: Route) -> list[tuple[Coord, Coord]]:
     children: dict[Coord, list[Coord]] = {}
     for a, b in route.links:
         children.setdefault(a, []).append(b)
-    out, queue = [], deque([route.source])
+    out, queue, seen = [], deque([route.source]), {route.source}
     while queue:
         t = queue.popleft()
         for c in sorted(children.get(t, [])):
             out.append((t, c))
-            queue.append(c)
+            if c not in seen:  # a link back into the tree is listed, not followed (the verifier refuses it)
+                seen.add(c)
+                queue.append(c)
     return out
 
 
