@@ -290,3 +290,69 @@ def test_where_with_two_constants_takes_the_compared_dtype():
         @tl.kernel
         def bad(a: tl.Tile[(8,), tl.i16], c: tl.Tile[(8,), tl.i16]):
             c[...] = tl.where(True, 1, 0)
+
+
+def _numpy_and_traced(body):  # noqa: ANN001 - a kernel body over (a, c), run as numpy and traced
+    a = np.arange(8, dtype=np.int32)
+    want = np.zeros(8, np.int32)
+    body(a, want)
+
+    def k(a: tl.Tile[(8,), tl.i32], c: tl.Tile[(8,), tl.i32]):
+        body(a, c)
+
+    got = np.zeros(8, np.int32)
+    tl.kernel(k)(a, got)
+    return got, want
+
+
+def _param_inplace(a, c):  # noqa: ANN001, ANN202
+    c[...] = a
+    c += 1
+    c *= 2
+    c[0:2] -= 5
+
+
+def _view_inplace(a, c):  # noqa: ANN001, ANN202
+    c[...] = a
+    lo = c[0:4]
+    lo += 10  # a view: writes c[0:4]
+    c[4:8] = lo
+
+
+def _alias_inplace(a, c):  # noqa: ANN001, ANN202
+    u = a + 1
+    v = u
+    v += 1  # the same array: u changes too
+    c[...] = u
+
+
+def _disjoint_write(a, c):  # noqa: ANN001, ANN202
+    c[...] = a
+    x = c[0:4]
+    c[4:8] = 0  # does not touch what x reads
+    c[4:8] = x
+
+
+@pytest.mark.parametrize("body", [_param_inplace, _view_inplace, _alias_inplace, _disjoint_write])
+def test_in_place_operators_and_views_follow_numpy(body):
+    # `c += 1` on a parameter used to rebind the name and store nothing
+    got, want = _numpy_and_traced(body)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_read_used_after_its_region_was_written_is_refused():
+    def stale(a, c):  # noqa: ANN001, ANN202
+        c[...] = a
+        lo = c[0:4]
+        c[0:4] = 0
+        c[4:8] = lo  # numpy: zeros (lo is a view); a traced copy would give a[0:4]
+
+    with pytest.raises(tl.KernelError, match=r"test_kernel.py:\d+: in kernel 'k': a tile read from parameter 'c' "
+                                              r"is used after 'c' was written where it reads"):
+        _numpy_and_traced(stale)
+
+    with pytest.raises(tl.KernelError, match="'@=' has no in-place form"):
+        @tl.kernel
+        def square(a: tl.Tile[(8, 8), tl.i32], c: tl.Tile[(8, 8), tl.i32]):
+            c[...] = a
+            c @= a

@@ -7,8 +7,11 @@ current :class:`KernelBuilder`. Python control flow runs at trace time.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Iterator
+
+import numpy as np
 
 from tilelang.errors import KernelError
 from tilelang.frontend.source import located, user_location
@@ -29,14 +32,26 @@ class KernelBuilder:
         self.params = params
         self.ops: list[KOp] = []
         self._full_loads: dict[str, KOp] = {}
+        # numpy's views: a tile read from a parameter (``x = c[0:4]``) is a view of it in numpy, so a later
+        # write to the region it reads changes it there; the traced value keeps what was read. Such a use is
+        # refused. Per parameter, the elements (flat positions) each store wrote, in order; per read value (and
+        # slices of it), its parameter, the stores before it and the positions it reads.
+        self._stores: dict[str, list[np.ndarray]] = {}
+        self._views: dict[int, tuple[Param, int, np.ndarray, object]] = {}
 
     def emit(self, kind: OpKind, *operands: object, **attrs: object) -> KOp:
         """Append one op; a type error becomes a KernelError at the user's line."""
+        for x in operands:
+            if isinstance(x, KOp) and id(x) in self._views:
+                self._check_fresh(x)
         try:
             op = KOp.make(kind, *operands, **attrs)
         except KernelError as e:
             raise KernelError(located(f"in kernel {self.name!r}: {e}", user_location())) from None
         self.ops.append(op)
+        if kind is OpKind.SLICE and isinstance(operands[0], KOp) and id(operands[0]) in self._views:
+            param, n, ids, _ = self._views[id(operands[0])]
+            self._views[id(op)] = (param, n, ids[_np_index(attrs["index"])], "slice")
         return op
 
     def load(self, param: Param, index: object = None) -> KOp:
@@ -45,15 +60,51 @@ class KernelBuilder:
             if cached is None:
                 cached = self.emit(OpKind.LOAD, param)
                 self._full_loads[param.name] = cached
+                self._view(cached, param, None)
             return cached
-        return self.emit(OpKind.LOAD, param, index=index)
+        op = self.emit(OpKind.LOAD, param, index=index)
+        self._view(op, param, index)
+        return op
 
     def store(self, param: Param, value: object, index: object = None) -> None:
         self.emit(OpKind.STORE, param, value, index=index)
         self._full_loads.pop(param.name, None)
+        if isinstance(param.type, TileType):
+            self._stores.setdefault(param.name, []).append(_positions(param, index).ravel())
+
+    def view_of(self, op: KOp) -> tuple[Param, object] | None:
+        """(parameter, index) when ``op`` is a read of a parameter's region (a numpy view), else None."""
+        got = self._views.get(id(op))
+        return None if got is None or got[3] == "slice" else (got[0], got[3])
+
+    def _view(self, op: KOp, param: Param, index: object) -> None:
+        if isinstance(param.type, TileType):
+            self._views[id(op)] = (param, len(self._stores.get(param.name, [])), _positions(param, index), index)
+
+    def _check_fresh(self, op: KOp) -> None:
+        param, n, ids, _ = self._views[id(op)]
+        later = self._stores.get(param.name, [])[n:]
+        if any(np.intersect1d(ids.ravel(), w).size for w in later):
+            raise self.fail(
+                f"a tile read from parameter {param.name!r} is used after {param.name!r} was written where it reads; "
+                f"in numpy the read is a view and would see the new values, here it keeps the old ones: use it "
+                f"before the write, or read {param.name!r} again after it"
+            )
 
     def fail(self, message: str) -> KernelError:
         return KernelError(located(f"in kernel {self.name!r}: {message}", user_location()))
+
+
+def _np_index(index: object) -> tuple:
+    """A normalized kernel index (``ir.index``) as a numpy index."""
+    return tuple(slice(*it) if isinstance(it, tuple) else it for it in index)  # type: ignore[union-attr]
+
+
+def _positions(param: Param, index: object) -> np.ndarray:
+    """The flat positions of a parameter's elements an index reads or writes, in the region's shape."""
+    shape = param.type.shape  # type: ignore[union-attr]
+    ids = np.arange(math.prod(shape)).reshape(shape)
+    return ids if index is None else ids[_np_index(index)]
 
 
 def current_builder() -> KernelBuilder | None:
@@ -337,6 +388,36 @@ class TileValue(_Operators):
     def __repr__(self) -> str:
         return f"<traced {self.type}>"
 
+    # In place, as numpy: the Python object takes the new value (every name bound to it sees it), and a tile
+    # read from a parameter (a numpy view) writes the parameter's region too.
+    def _inplace(self, kind: OpKind, o: object, symbol: str) -> TileValue:
+        b = _builder()
+        new = binary(kind, self, o)
+        if isinstance(self.node, KOp) and id(self.node) in b._views:
+            view = b.view_of(self.node)
+            if view is None:
+                raise b.fail(f"'{symbol}=' on a slice of a tile read from a parameter: numpy would write the "
+                             f"parameter through the view; write the parameter's region instead (c[i:j] = ...)")
+            param, index = view
+            b.store(param, lift(new, param.type.dtype), index=index)  # type: ignore[union-attr]
+        self.node = new.node
+        return self
+
+    def __iadd__(self, o: object) -> TileValue:
+        return self._inplace(OpKind.ADD, o, "+")
+
+    def __isub__(self, o: object) -> TileValue:
+        return self._inplace(OpKind.SUB, o, "-")
+
+    def __imul__(self, o: object) -> TileValue:
+        return self._inplace(OpKind.MUL, o, "*")
+
+    def __itruediv__(self, o: object) -> TileValue:
+        return self._inplace(OpKind.DIV, o, "/")
+
+    def __imatmul__(self, o: object) -> TileValue:
+        raise _builder().fail("'@=' has no in-place form (numpy refuses it too); write c[...] = c @ x")
+
 
 class TileParam(_Operators):
     """A tile parameter of a traced kernel: indexing loads, item assignment stores."""
@@ -361,10 +442,36 @@ class TileParam(_Operators):
     def __setitem__(self, index: object, value: object) -> None:
         b = _builder()
         norm = self._index(index)
-        b.store(self.param, lift(value, self.dtype), index=norm)
+        node = lift(value, self.dtype)
+        last = b.ops[-1] if b.ops else None
+        if (last is not None and last.kind is OpKind.STORE and last.operands[0] is self.param
+                and last.operands[1] is node and last.attr("index") == norm):
+            return  # ``c[i] += x``: the in-place add on the view stored it already
+        b.store(self.param, node, index=norm)
 
     def __repr__(self) -> str:
         return f"<tile parameter {self.param.name}: {self.param.type}>"
+
+    # In place, as numpy: ``c += x`` writes the parameter (without these, Python would rebind the name ``c``
+    # to the sum and the kernel would store nothing).
+    def _inplace(self, kind: OpKind, o: object) -> TileParam:
+        _builder().store(self.param, lift(binary(kind, self, o), self.dtype))
+        return self
+
+    def __iadd__(self, o: object) -> TileParam:
+        return self._inplace(OpKind.ADD, o)
+
+    def __isub__(self, o: object) -> TileParam:
+        return self._inplace(OpKind.SUB, o)
+
+    def __imul__(self, o: object) -> TileParam:
+        return self._inplace(OpKind.MUL, o)
+
+    def __itruediv__(self, o: object) -> TileParam:
+        return self._inplace(OpKind.DIV, o)
+
+    def __imatmul__(self, o: object) -> TileParam:
+        raise _builder().fail("'@=' has no in-place form (numpy refuses it too); write c[...] = c @ x")
 
 
 def matmul(a: object, b: object, acc: DType | None = None) -> TileValue:
