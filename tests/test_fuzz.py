@@ -54,7 +54,9 @@ def test_the_default_plan_of_a_pipeline_emits_a_module_that_runs_to_numpy(spec, 
     try:
         tl.emit_mlir(plan, level="objectfifo")
     except tl.PlanError as e:
-        assert "leaves link" in str(e), str(e)
+        # the two refusals docs/mlir_backend.md "Limits" names: a fifo in two links, or a memtile whose BDs
+        # fit no channel numbering from 0 (the plan's own numbering fits: the physical level above ran it)
+        assert "leaves link" in str(e) or "numbers its DMA channels from 0" in str(e), str(e)
 
 
 def test_a_tensor_read_and_written_by_host_moves_is_rejected():

@@ -456,15 +456,22 @@ def test_integer_matmul_accumulates_and_wraps_in_the_result_dtype() -> None:
 
 
 def test_store_over_memory_still_read_sees_the_old_values() -> None:
+    # x is computed from c[0:4] before the store moves c[0:4] up by one: the module must keep x's values
+    # (a copy, as numpy's c[0:4] + 0 is), not read c again after the store
     @tl.kernel
     def shift(c: tl.Tile[(8,), tl.i32]):
-        x = c[0:4]
+        x = c[0:4] + 0
         c[1:5] = c[0:4]
         c[4:8] = x + c[0:4]
 
     c = np.arange(8, dtype=np.int32)
     run_kernel(shift, c)
     np.testing.assert_array_equal(c, [0, 0, 1, 2, 0 + 0, 1 + 0, 2 + 1, 3 + 2])
+    ref = np.arange(8, dtype=np.int32)
+    x = ref[0:4] + 0
+    ref[1:5] = ref[0:4]
+    ref[4:8] = x + ref[0:4]
+    np.testing.assert_array_equal(c, ref)  # numpy's own answer
 
 
 def test_elementwise_chain_is_one_fused_loop_nest() -> None:

@@ -194,3 +194,112 @@ def test_simulate_flags_are_booleans(bad):
     name = next(iter(bad))
     with pytest.raises(tl.SimulationError, match=f"{name} must be True or False"):
         tl.simulate(plan, mode="timing", **bad)
+
+
+def test_an_unsigned_array_too_large_for_a_signed_parameter_is_refused():
+    # uint32 4294967295 survives a round trip through int32 (-1) and back: checked by value
+    @tl.kernel
+    def inc(a: tl.Tile[(4,), tl.i32], c: tl.Tile[(4,), tl.i32]):
+        c[...] = a + 1
+
+    with pytest.raises(tl.KernelError, match=r"argument 'a': values of dtype uint32 do not fit in i32 \(range "
+                                             r"-2147483648 to 2147483647, got 4294967295 to 4294967295\)"):
+        inc(np.full(4, 2**32 - 1, np.uint32), np.zeros(4, np.int32))
+    c = np.zeros(4, np.int32)
+    inc(np.full(4, 7, np.uint32), c)  # values that fit convert
+    np.testing.assert_array_equal(c, 8)
+
+
+def test_a_python_loop_that_never_ends_in_a_core_body_is_stopped_at_its_line():
+    with pytest.raises(tl.DesignError, match=r"test_robust_frontend.py:\d+: core 'w' has traced 200000 statements.*"
+                                             r"use tl.range"):
+        @tl.design(device="npu1")
+        def d(C: tl.Tensor[(32,), tl.i32]):
+            c = tl.fifo(tl.Tile[(8,), tl.i32], depth=2, name="c")
+
+            @tl.core(name="w")
+            def w():
+                while True:
+                    x = c.acquire()
+                    _add_scalar(x, 1)
+                    c.release()
+
+            tl.dma(c, C)
+
+
+def test_absurd_library_sizes_are_refused_at_once():
+    with pytest.raises(tl.DesignError, match=r"matmul: M=1000000000 .* host moves, more than 200000"):
+        tl.library.matmul(10**9, 64, 64, in_dtype=tl.i16, out_dtype=tl.i32, cores=(1, 1))
+
+
+def test_divisors_by_pairs_equal_the_plain_count():
+    from tilelang.plan.tiling_model import divisors
+
+    for n in [*range(1, 200), 720720, 999983, 2**20, 10**9]:
+        want = [d for d in range(1, n + 1) if n % d == 0] if n < 10**6 else None
+        got = divisors(n)
+        assert got == sorted(set(got)) and all(n % d == 0 for d in got)
+        if want is not None:
+            assert got == want
+    assert divisors(10**9)[-1] == 10**9 and len(divisors(10**9)) == 100
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: tl.Tile[(4,), np.int32], r"tile dtype must be a tilelang dtype, got .*int32.* \(write tl.i32\)"),
+    (lambda: tl.Tile[(0,), tl.i32], "tile shape must have positive sizes"),
+    (lambda: tl.Tensor[(-256,), tl.i32], "tensor shape must have positive sizes"),
+    (lambda: tl.Tile[(4.0,), tl.i32], "tile shape must be a tuple of ints"),
+])
+def test_malformed_tile_and_tensor_types_are_tilelang_errors(make, match):
+    with pytest.raises(tl.TileLangError, match=match):
+        make()
+
+
+def test_non_finite_constants_tile_indexes_and_doubled_decorators_are_named():
+    with pytest.raises(tl.KernelError, match=r"constant inf is not a finite number but the other operand is i32"):
+        @tl.kernel
+        def clip(a: tl.Tile[(4,), tl.i32], c: tl.Tile[(4,), tl.i32]):
+            c[...] = tl.minimum(a, float("inf"))
+
+    @tl.kernel
+    def clip_f(a: tl.Tile[(4,), tl.f32], c: tl.Tile[(4,), tl.f32]):
+        c[...] = tl.minimum(a, float("inf"))  # a float tile takes it
+
+    with pytest.raises(tl.KernelError, match=r"a tile cannot index a tile"):
+        @tl.kernel
+        def gather(a: tl.Tile[(16,), tl.i32], c: tl.Tile[(16,), tl.i32]):
+            c[...] = a[a]
+
+    with pytest.raises(tl.KernelError, match=r"tl.kernel applied twice"):
+        tl.kernel(clip_f)
+
+
+def test_a_fifo_listed_twice_in_a_broadcast_or_split_is_refused_at_its_line():
+    with pytest.raises(tl.DesignError, match=r"test_robust_frontend.py:\d+: tl.dma lists fifo 'f' 2 times"):
+        @tl.design(device="npu1")
+        def d(A: tl.Tensor[(64,), tl.i32]):
+            f = tl.fifo(tl.Tile[(64,), tl.i32], name="f")
+            tl.dma(A, [f, f])
+
+    with pytest.raises(tl.DesignError, match=r"tl.split lists fifo 'p' 2 times"):
+        @tl.design(device="npu1")
+        def e(A: tl.Tensor[(64,), tl.i32]):
+            f = tl.fifo(tl.Tile[(64,), tl.i32], name="f")
+            p = tl.fifo(tl.Tile[(32,), tl.i32], name="p")
+            tl.dma(A, f)
+            tl.split(f, [p, p])
+
+
+@pytest.mark.parametrize("cycles, match", [
+    (lambda a, c: float("nan"), "returned nan"),
+    (lambda a, c: 1e30, "returned 1e\\+30"),
+    (lambda: 5, "raised TypeError"),
+])
+def test_an_extern_cycle_function_that_misbehaves_is_named(cycles, match):
+    def ref(a, c):  # noqa: ANN001, ANN202
+        c[...] = a
+
+    ext = tl.extern_kernel("ext", [tl.Tile[(8,), tl.i32], tl.Tile[(8,), tl.i32]], reference=ref, cycles=cycles,
+                           object_file="ext.o")
+    with pytest.raises(tl.KernelError, match=rf"extern kernel 'ext': its cycle function {match}"):
+        ext.cycles_for((None, None))

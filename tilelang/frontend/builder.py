@@ -46,6 +46,7 @@ from tilelang.ir.dtypes import DType
 from tilelang.ir.kernel import AnyKernel
 from tilelang.ir.types import TileType
 from tilelang.ir.verify import check_call
+from tilelang.ir.verify_sizes import MAX_TRACED
 
 _state = threading.local()
 
@@ -340,6 +341,17 @@ class CoreBuilder:
         self.bodies: list[list] = [[]]
         self.ports: dict[str, tuple[Port, str | None]] = {}
         self.buffers: list[LocalBuffer] = []
+        self.traced = 0  # statements recorded so far, every body (bounded: Python loops unroll)
+
+    def _add(self, item: object, loc: str | None) -> None:
+        """Record one statement in the innermost body, within ``MAX_TRACED``."""
+        self.traced += 1
+        if self.traced > MAX_TRACED:
+            raise DesignError(located(
+                f"core {self.name!r} has traced {MAX_TRACED} statements (tilelang.ir.verify_sizes.MAX_TRACED): a "
+                f"Python loop (for ... in range, while) in a core body runs while the design is traced, unrolled; "
+                f"use tl.range for a loop of the core program", loc))
+        self.bodies[-1].append(item)
 
     def buffer(self, elem: TileType, name: str | None) -> BufferRef:
         loc = user_location()
@@ -369,14 +381,14 @@ class CoreBuilder:
         if port is not None:
             self._set_port(fifo.name, port, loc)
         rec = _AcqRecord(fifo.name, n, port, loc)
-        self.bodies[-1].append(rec)
+        self._add(rec, loc)
         return rec
 
     def release(self, fifo: FifoRef, n: int) -> None:
         loc = user_location()
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             raise DesignError(located(f"release of {fifo.name!r}: n must be a positive int, got {n!r}", loc))
-        self.bodies[-1].append(_AcqRecord(fifo.name, n, None, loc, release=True))
+        self._add(_AcqRecord(fifo.name, n, None, loc, release=True), loc)
 
     def call(self, kernel: AnyKernel, values: list[object]) -> None:
         loc = user_location()
@@ -390,7 +402,7 @@ class CoreBuilder:
         fifos = {f.name: f.fifo for f in self.design.fifos}
         cascades = {c.name: c.cascade for c in self.design.cascades}
         check_call(call, kernel, fifos, len(self.bodies) - 1, self.name, {b.name: b for b in self.buffers}, cascades)
-        self.bodies[-1].append(call)
+        self._add(call, loc)
 
     def _arg(self, kernel: AnyKernel, pname: str, ptype: object, v: object, loc: str | None) -> Arg:
         what = f"core {self.name!r}: call of {kernel.name!r}, parameter {pname!r}"
@@ -460,7 +472,7 @@ class CoreBuilder:
             yield LoopVar(len(self.bodies) - 2)
         finally:
             body = self.bodies.pop()
-            self.bodies[-1].append(("loop", start, stop, step, body))
+            self._add(("loop", start, stop, step, body), loc)
 
     def finish(self, ports: dict[str, Port]) -> Core:
         def freeze(items: list) -> tuple[Stmt, ...]:

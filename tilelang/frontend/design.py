@@ -33,6 +33,7 @@ from tilelang.ir.design import Cascade, Design, Dma, Endpoint, EndpointKind, Fif
 from tilelang.ir.pattern import AccessPattern, Tiles, contiguous
 from tilelang.ir.types import TensorType, TileType
 from tilelang.ir.verify import at, check_core_tile, check_pattern, verify_design
+from tilelang.ir.verify_sizes import MAX_TRACED
 
 
 def fifo(elem_type: TileType, depth: int = 2, name: str | None = None) -> FifoRef:
@@ -182,6 +183,8 @@ def dma(src: object, dst: object, pattern: object = None, name: str | None = Non
     for e in [src, *dsts]:
         if not isinstance(e, TensorArg | FifoRef):
             raise DesignError(located(f"tl.dma endpoints are design tensors or fifos, got {e!r}", loc))
+    if all(isinstance(e, FifoRef) for e in dsts):
+        _once(dsts, "tl.dma", loc)
     if isinstance(src, FifoRef) and all(isinstance(e, FifoRef) for e in dsts):
         if width:
             raise DesignError(located("plio applies to host moves (a tensor and a fifo), not fifo -> fifo links", loc))
@@ -200,6 +203,10 @@ def dma(src: object, dst: object, pattern: object = None, name: str | None = Non
     mv = Dma(d.fresh("dma", name, loc), src_end, tuple(ends), pat, loc=loc, plio=width)
     for f in [e for e in [src, *dsts] if isinstance(e, FifoRef)]:
         check_pattern(pat, tensor.decl, f.fifo, d.device, f"dma {mv.name!r}{at(loc)}", d.checked)
+    if len(d.dmas) >= MAX_TRACED:
+        raise DesignError(located(
+            f"design {d.name!r} has traced {MAX_TRACED} host moves (tilelang.ir.verify_sizes.MAX_TRACED): a Python "
+            f"loop around tl.dma runs while the design is traced; move larger tiles, or fewer", loc))
     d.dmas.append(mv)
 
 
@@ -244,6 +251,15 @@ def _offsets(parts: Sequence[FifoRef], offsets: Sequence[int] | None, loc: str |
     return tuple(offsets)
 
 
+def _once(fifos: Sequence[FifoRef], what: str, loc: str | None) -> None:
+    """Each fifo at most once in a list of destinations (or sources): a fifo is one stream."""
+    names = [f.name for f in fifos]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise DesignError(located(f"{what} lists fifo {twice[0]!r} {names.count(twice[0])} times; a fifo is one "
+                                  f"stream: give each part its own fifo", loc))
+
+
 def split(src: FifoRef, dsts: Sequence[FifoRef], offsets: Sequence[int] | None = None, name: str | None = None) -> None:
     """Distribute each element of ``src`` over ``dsts`` through a memtile (IRON's split).
 
@@ -254,6 +270,7 @@ def split(src: FifoRef, dsts: Sequence[FifoRef], offsets: Sequence[int] | None =
     loc = user_location()
     if not isinstance(src, FifoRef) or not dsts or not all(isinstance(x, FifoRef) for x in dsts):
         raise DesignError(located("tl.split(src_fifo, [dst_fifos]) takes fifos", loc))
+    _once(dsts, "tl.split", loc)
     offs = _offsets(dsts, offsets, loc)
     d.links.append(Link(_link_name(d, f"split_{src.name}", name, loc), LinkKind.SPLIT, (src.name,), tuple(x.name for x in dsts), offs, loc=loc))
 
@@ -264,6 +281,7 @@ def join(srcs: Sequence[FifoRef], dst: FifoRef, offsets: Sequence[int] | None = 
     loc = user_location()
     if not isinstance(dst, FifoRef) or not srcs or not all(isinstance(x, FifoRef) for x in srcs):
         raise DesignError(located("tl.join([src_fifos], dst_fifo) takes fifos", loc))
+    _once(srcs, "tl.join", loc)
     offs = _offsets(srcs, offsets, loc)
     d.links.append(Link(_link_name(d, f"join_{dst.name}", name, loc), LinkKind.JOIN, tuple(x.name for x in srcs), (dst.name,), offs, loc=loc))
 

@@ -51,6 +51,11 @@ def kernel(fn: Callable) -> Kernel:
     Raises:
         KernelError: for wrong shapes or dtypes, naming the op and the line.
     """
+    import inspect
+
+    if not inspect.isfunction(fn):
+        what = "a kernel already (tl.kernel applied twice?)" if isinstance(fn, Kernel) else type(fn).__name__
+        raise KernelError(f"tl.kernel decorates a Python function (def ...), got {what}")
     where = definition_location(fn)
     params = _params_of(fn, where)
     builder = tracing.KernelBuilder(fn.__name__, params)

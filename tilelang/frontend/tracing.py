@@ -149,6 +149,10 @@ def lift(x: object, like: DType) -> KOp | Param:
         return _builder().load(x.param)
     if _number(x):
         b = _builder()
+        if not math.isfinite(float(x)):
+            if like.is_int:
+                raise b.fail(f"constant {x!r} is not a finite number but the other operand is {like}")
+            return b.emit(OpKind.CONST, value=float(x), dtype=like)
         if like.is_int:
             if float(x) != int(x):
                 raise b.fail(f"constant {x!r} is not an integer but the other operand is {like}")

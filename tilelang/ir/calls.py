@@ -173,8 +173,10 @@ def convert(v: np.ndarray, dt: DType, what: str) -> np.ndarray:
     if dt.is_float and (src_float or v.dtype.kind in "iu"):
         return v.astype(np.float32).astype(dt.numpy) if dt.name == "bf16" else v.astype(dt.numpy)
     if dt.is_int and v.dtype.kind in "iu":
-        out = v.astype(dt.numpy)
-        if not np.array_equal(out.astype(v.dtype), v):
-            raise KernelError(f"{what}: values of dtype {v.dtype} do not fit in {dt}")
-        return out
+        # by value, not by a round trip: uint32 4294967295 survives int32 -1 and back, but does not fit
+        info = np.iinfo(dt.numpy)
+        if v.size and (int(v.min()) < info.min or int(v.max()) > info.max):
+            raise KernelError(f"{what}: values of dtype {v.dtype} do not fit in {dt} "
+                              f"(range {info.min} to {info.max}, got {int(v.min())} to {int(v.max())})")
+        return v.astype(dt.numpy)
     raise KernelError(f"{what}: cannot use an array of dtype {v.dtype} for {dt}")

@@ -28,10 +28,14 @@ def normalize_index(index: object, shape: tuple[int, ...]) -> Index:
         KernelError: for dynamic, out-of-range, negative-step or too many indices.
     """
     items = index if isinstance(index, tuple) else (index,)
+    for it in items:  # (before any comparison: a tile's == is a traced op)
+        if not (it is Ellipsis or isinstance(it, slice | int)):
+            raise KernelError(f"index entries must be static ints or slices, got {it!r}: a tile cannot index a "
+                              f"tile (no gathers); slice with Python ints")
     if sum(1 for it in items if it is Ellipsis) > 1:
         raise KernelError("an index can hold at most one '...'")
-    if Ellipsis in items:
-        at = items.index(Ellipsis)
+    if any(it is Ellipsis for it in items):
+        at = next(i for i, it in enumerate(items) if it is Ellipsis)
         fill = len(shape) - (len(items) - 1)
         items = items[:at] + (slice(None),) * max(fill, 0) + items[at + 1 :]
     if len(items) > len(shape):

@@ -311,6 +311,10 @@ CyclesFn = Callable[..., int]
 DYNAMIC = "dynamic"
 
 
+#: Most cycles an extern kernel's cycle function may give one call (about 15 minutes at 1.25 GHz).
+CYCLES_LIMIT = 2**40
+
+
 @dataclass(frozen=True, eq=False)
 class ExternKernel:
     """A precompiled vendor kernel: declared signature, numpy reference and cost.
@@ -362,7 +366,14 @@ class ExternKernel:
                 f"extern kernel {self.name!r} has a cycle function, which IR text cannot carry; "
                 f"pass the kernel to tl.ir.parse(..., externs={{{self.name!r}: kernel}})"
             )
-        return int(self.cycles(*args))
+        try:
+            got = self.cycles(*args)
+        except Exception as e:  # noqa: BLE001 - the user's cycle function: say whose and what
+            raise KernelError(f"extern kernel {self.name!r}: its cycle function raised {type(e).__name__}: {e}") from None
+        if isinstance(got, bool) or not isinstance(got, int | float) or not 0 <= got <= CYCLES_LIMIT:
+            raise KernelError(f"extern kernel {self.name!r}: its cycle function returned {got!r}; a call takes a "
+                              f"whole number of cycles from 0 to {CYCLES_LIMIT}")
+        return int(got)
 
     def __call__(self, *args: object, **kwargs: object) -> None:
         from tilelang.ir.calls import call_kernel  # calls imports this module

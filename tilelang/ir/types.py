@@ -5,16 +5,27 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from tilelang.errors import KernelError
 from tilelang.ir.dtypes import DType
+
+
+class TypeSpecError(KernelError, TypeError):
+    """A malformed ``tl.Tile``/``tl.Tensor``: a tilelang error, and the TypeError it always was."""
+
+
+def _dtype_hint(dtype: object) -> str:
+    name = getattr(dtype, "__name__", None) or getattr(dtype, "name", None) or str(dtype)
+    short = {"int8": "i8", "int16": "i16", "int32": "i32", "float32": "f32", "bfloat16": "bf16"}.get(str(name))
+    return f" (write tl.{short})" if short else " (tl.i8, tl.i16, tl.i32, tl.bf16, tl.f32, ...)"
 
 
 def _check_shape(shape: object, what: str) -> tuple[int, ...]:
     if isinstance(shape, int):
         shape = (shape,)
     if not isinstance(shape, tuple) or not all(isinstance(s, int) and not isinstance(s, bool) for s in shape):
-        raise TypeError(f"{what} shape must be a tuple of ints, got {shape!r}")
+        raise TypeSpecError(f"{what} shape must be a tuple of ints, got {shape!r}")
     if any(s <= 0 for s in shape):
-        raise TypeError(f"{what} shape must have positive sizes, got {shape!r}")
+        raise TypeSpecError(f"{what} shape must have positive sizes, got {shape!r}")
     return shape
 
 
@@ -33,7 +44,7 @@ class TileType:
         if self.shape != ():
             object.__setattr__(self, "shape", _check_shape(self.shape, "tile"))
         if not isinstance(self.dtype, DType):
-            raise TypeError(f"tile dtype must be a tilelang dtype, got {self.dtype!r}")
+            raise TypeSpecError(f"tile dtype must be a tilelang dtype, got {self.dtype!r}{_dtype_hint(self.dtype)}")
 
     @property
     def numel(self) -> int:
@@ -63,7 +74,7 @@ class TensorType:
     def __post_init__(self) -> None:
         object.__setattr__(self, "shape", _check_shape(self.shape, "tensor"))
         if not isinstance(self.dtype, DType):
-            raise TypeError(f"tensor dtype must be a tilelang dtype, got {self.dtype!r}")
+            raise TypeSpecError(f"tensor dtype must be a tilelang dtype, got {self.dtype!r}{_dtype_hint(self.dtype)}")
 
     @property
     def numel(self) -> int:
@@ -95,5 +106,5 @@ class Tensor:
 
 def _unpack(item: object, what: str) -> tuple[object, DType]:
     if not isinstance(item, tuple) or len(item) != 2:
-        raise TypeError(f"use tl.{what}[shape, dtype], e.g. tl.{what}[(1024,), tl.i32]")
+        raise TypeSpecError(f"use tl.{what}[shape, dtype], e.g. tl.{what}[(1024,), tl.i32]")
     return item[0], item[1]

@@ -34,6 +34,10 @@ MAX_CORE_STEPS = 10**7
 #: hold 8 bytes of offset per element (512 MiB at the limit). The library's designs at benchmark sizes
 #: move at most 524,288.
 MAX_MOVE_ELEMENTS = 2**26
+#: Statements a core body may hold as traced, and host moves a design may hold: Python loops unroll while a
+#: design is traced (``tl.range`` makes an IR loop), so a ``while True`` would trace without end. The
+#: library's 8192^3 npu2 GEMM issues 33,408 host moves; its cores hold about 20 statements.
+MAX_TRACED = 200_000
 
 
 def verify_sizes(design: Design) -> None:

@@ -48,6 +48,7 @@ from tilelang.ir.dtypes import DType, bf16, f32
 from tilelang.ir.kernel import can_accumulate
 from tilelang.ir.pattern import pattern
 from tilelang.ir.types import Tensor, Tile
+from tilelang.ir.verify_sizes import MAX_TRACED
 from tilelang.library._common import (
     Grid,
     build_design,
@@ -392,6 +393,11 @@ def _runtime_sequence(s: _Shape, A: TensorArg, B: TensorArg, C: TensorArg,  # no
     """One block row of C at a time: its A rows, all of B, then its C tiles (IRON's order)."""
     R, Q = s.grid.rows, s.grid.cols
     m, k, n, K, N = s.m, s.k, s.n, s.K, s.N
+    count = s.blocks_m * (R + 2 * Q)  # A rows, B strips and C tiles per block row (at most)
+    if count > MAX_TRACED:
+        raise DesignError(f"matmul: M={s.blocks_m * R * m} in block rows of {R * m} needs about {count} host moves, "
+                          f"more than {MAX_TRACED} (tilelang.ir.verify_sizes.MAX_TRACED); use larger tiles or a "
+                          f"smaller M")
     moves = []
     for bi in range(s.blocks_m):
         for r in range(R):

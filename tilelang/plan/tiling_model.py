@@ -166,7 +166,9 @@ def granularity(c: Contraction, device: Device) -> dict[str, int]:
 
 
 def divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+    """The divisors of ``n``, ascending (by pairs up to the square root: a size of 10**9 takes 3 10**4 steps)."""
+    low = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return low + [n // d for d in reversed(low) if d * d != n]
 
 
 @dataclass(frozen=True)
