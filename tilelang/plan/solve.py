@@ -389,8 +389,12 @@ def solve_in_process(
             with warnings.catch_warnings():
                 # PuLP 3 deprecates its bundled CBC in favour of a separate install; the bundled one is what we ship.
                 warnings.simplefilter("ignore", DeprecationWarning)
+                # no -threads option: CBC then runs its serial code. With "-threads 1" it starts its threaded
+                # code with one worker, which now and then deadlocks on its own locks (two threads in futex
+                # waits; coin-or/Cbc issue 640): about one solve in a hundred of a 4-buffer packing MIP
+                # hung until its deadline.
                 cmd = pulp.PULP_CBC_CMD(
-                    mip=mip, msg=False, timeLimit=limit, threads=1, logPath=fh.name, warmStart=warm, maxNodes=nodes
+                    mip=mip, msg=False, timeLimit=limit, logPath=fh.name, warmStart=warm, maxNodes=nodes
                 )
             prob.solve(cmd)
             log = fh.read()
