@@ -303,3 +303,8 @@ def test_an_extern_cycle_function_that_misbehaves_is_named(cycles, match):
                            object_file="ext.o")
     with pytest.raises(tl.KernelError, match=rf"extern kernel 'ext': its cycle function {match}"):
         ext.cycles_for((None, None))
+
+
+def test_a_pattern_of_ints_instead_of_lists_is_named():
+    with pytest.raises(tl.DesignError, match=r"tl.pattern: sizes is a list \(or tuple\) of ints, outermost first, got 256"):
+        tl.pattern(0, 256, 1)

@@ -162,7 +162,15 @@ class Tiles:
 
 
 def pattern(offset: int, sizes: tuple[int, ...] | list[int], strides: tuple[int, ...] | list[int]) -> AccessPattern:
-    """A raw n-d access pattern in elements, outermost dimension first."""
+    """A raw n-d access pattern in elements, outermost dimension first.
+
+    Raises:
+        DesignError: sizes or strides that are not lists (or tuples) of ints.
+    """
+    for what, v in (("sizes", sizes), ("strides", strides)):
+        if not isinstance(v, tuple | list):
+            raise DesignError(f"tl.pattern: {what} is a list (or tuple) of ints, outermost first, got {v!r} "
+                              f"(e.g. tl.pattern(0, [256], [1]))")
     return AccessPattern(offset, tuple(sizes), tuple(strides))
 
 
