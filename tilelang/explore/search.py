@@ -41,12 +41,12 @@ import warnings
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from tilelang.errors import TileLangError
+from tilelang.errors import PlanError, TileLangError
 from tilelang.explore.evaluate import Task, evaluate, run_children, timeout_result
 from tilelang.explore.prior import prior_for
 from tilelang.explore.result import METRICS, Exploration, Trial
 from tilelang.explore.space import Key, Space
-from tilelang.plan.solve import MAX_TIME_LIMIT
+from tilelang.plan.solve import check_time_limit
 
 #: Points asked from the sampler per round (not tied to the workers, so trials do not depend on them).
 BATCH = 4
@@ -406,10 +406,11 @@ def _check(space: Space, budget: int, objective: str, seed: int, workers: int | 
         raise TileLangError(f"explore: seed must be an int in [0, 2**32 - 1] (the sampler's range), got {seed!r}")
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
         raise TileLangError(f"explore: workers must be a positive int or None, got {workers!r}")
-    if time_limit is not None and (not isinstance(time_limit, int | float) or isinstance(time_limit, bool)
-                                   or not 0 < time_limit <= MAX_TIME_LIMIT):
-        raise TileLangError(f"explore: time_limit must be positive seconds up to {MAX_TIME_LIMIT:g} (a year) "
-                            f"or None (no limit), got {time_limit!r}")
+    if time_limit is not None:
+        try:
+            check_time_limit(time_limit)  # the planner's rule: positive seconds, at most a year
+        except PlanError as e:
+            raise TileLangError(f"explore: {e}, or None (no limit)") from None
 
 
 def _optuna() -> Any:

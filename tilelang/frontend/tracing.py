@@ -72,10 +72,11 @@ class KernelBuilder:
         if isinstance(param.type, TileType):
             self._stores.setdefault(param.name, []).append(_positions(param, index).ravel())
 
-    def view_of(self, op: KOp) -> tuple[Param, object] | None:
-        """(parameter, index) when ``op`` is a read of a parameter's region (a numpy view), else None."""
+    def view_of(self, op: KOp) -> tuple[Param, object] | str | None:
+        """(parameter, index) when ``op`` reads a parameter's region (a numpy view), "slice" when it is a slice
+        of such a read, else None."""
         got = self._views.get(id(op))
-        return None if got is None or got[3] == "slice" else (got[0], got[3])
+        return None if got is None else "slice" if got[3] == "slice" else (got[0], got[3])
 
     def _view(self, op: KOp, param: Param, index: object) -> None:
         if isinstance(param.type, TileType):
@@ -397,9 +398,9 @@ class TileValue(_Operators):
     def _inplace(self, kind: OpKind, o: object, symbol: str) -> TileValue:
         b = _builder()
         new = binary(kind, self, o)
-        if isinstance(self.node, KOp) and id(self.node) in b._views:
-            view = b.view_of(self.node)
-            if view is None:
+        view = b.view_of(self.node) if isinstance(self.node, KOp) else None
+        if view is not None:
+            if view == "slice":
                 raise b.fail(f"'{symbol}=' on a slice of a tile read from a parameter: numpy would write the "
                              f"parameter through the view; write the parameter's region instead (c[i:j] = ...)")
             param, index = view

@@ -311,50 +311,39 @@ def _complete_sets(plan: Plan) -> None:
                                 f"_{b.index} (<fifo>_<end>_<index>)")
     for name in plan.fifos:
         depth = plan.design.fifo(name).depth
-        for tile, holders in sorted(_homes(plan, name).items()):
+        for tile, prefixes in sorted(_sets(plan, name).items()):
+            holders = len(prefixes)
             got = sorted(held.get((name, tile), []))
             if got != sorted(list(range(depth)) * holders):
                 each = f"each index 0-{depth - 1}" + (f", for each of its {holders} ends there" if holders > 1 else "")
                 raise PlanError(f"fifo {name!r} (depth {depth}) has buffers {got} on {_t(tile)}; it needs one for {each}")
-            want = {f"{prefix}{i}" for prefix in _set_prefixes(plan, name, tile) for i in range(depth)}
+            want = {f"{prefix}{i}" for prefix in prefixes for i in range(depth)}
             if names[(name, tile)] != want:
                 raise PlanError(f"fifo {name!r} has buffers {sorted(names[(name, tile)])} on {_t(tile)}; they must be "
                                 f"named {sorted(want)} (<fifo>_<end>_<index>)")
 
 
-def _set_prefixes(plan: Plan, name: str, tile: Coord) -> list[str]:
-    """The name prefix of each buffer set of fifo ``name`` on ``tile`` (see :func:`_homes`)."""
-    fp = plan.fifos[name]
-    if fp.shared:
-        return [f"{name}_"]
-    links = {ln.name: ln for ln in plan.design.links}
-    out = []
-    for e in (fp.producer, *fp.consumers):
-        if e.agent == HOST or e.tile != tile:
-            continue
-        kind, agent = e.agent.split(":", 1)
-        if kind == "link" and whole_fifo(links[agent]) != name:
-            continue
-        out.append(f"{name}_{agent}_")
-    return out
-
-
 def _homes(plan: Plan, name: str) -> Counter:
-    """The tiles whose memory holds ``name``'s buffers, with how many sets each: the shared tile, or each
-    non-host end's tile (a link's only for the fifo that is whole there; two links on one memtile, the
-    destination of one and the source of the next, each hold a set)."""
+    """The tiles whose memory holds ``name``'s buffers, with how many sets each (:func:`_sets`)."""
+    return Counter({tile: len(prefixes) for tile, prefixes in _sets(plan, name).items()})
+
+
+def _sets(plan: Plan, name: str) -> dict[Coord, list[str]]:
+    """Per tile holding ``name``'s buffers, the name prefix of each buffer set there: the shared tile's
+    ``<fifo>_``, or each non-host end's ``<fifo>_<end>_`` (a link's only for the fifo that is whole there;
+    two links on one memtile, the destination of one and the source of the next, each hold a set)."""
     fp = plan.fifos[name]
     if fp.shared:
-        return Counter([fp.shared_tile])
+        return {fp.shared_tile: [f"{name}_"]}  # type: ignore[dict-item]
     links = {ln.name: ln for ln in plan.design.links}
-    out: Counter = Counter()
+    out: dict[Coord, list[str]] = {}
     for e in (fp.producer, *fp.consumers):
         if e.agent == HOST:
             continue
         kind, agent = e.agent.split(":", 1)
         if kind == "link" and whole_fifo(links[agent]) != name:
             continue  # a part fifo moves from or to offsets in the whole fifo's buffers
-        out[e.tile] += 1
+        out.setdefault(e.tile, []).append(f"{name}_{agent}_")
     return out
 
 
