@@ -308,3 +308,227 @@ def test_an_extern_cycle_function_that_misbehaves_is_named(cycles, match):
 def test_a_pattern_of_ints_instead_of_lists_is_named():
     with pytest.raises(tl.DesignError, match=r"tl.pattern: sizes is a list \(or tuple\) of ints, outermost first, got 256"):
         tl.pattern(0, 256, 1)
+
+
+# -- design errors at the user's line ------------------------------------------------------------
+
+
+def _one_core(body, pattern=lambda: None, depth=2, device="npu1"):
+    """A design whose core runs ``body(f, g)`` in a tl.range loop; ``pattern()`` is the pattern of the move into f."""
+
+    @tl.design(device=device)
+    def d(A: tl.Tensor[(64,), tl.i32], C: tl.Tensor[(64,), tl.i32]):
+        f = tl.fifo(tl.Tile[(8,), tl.i32], depth=depth, name="f")
+        g = tl.fifo(tl.Tile[(8,), tl.i32], name="g")
+
+        @tl.core(name="w")
+        def w():
+            for _ in tl.range(8):
+                body(f, g)
+
+        tl.dma(A, f, pattern=pattern())
+        tl.dma(g, C)
+
+    return d
+
+
+def _step(f, g):
+    x, y = f.acquire(), g.acquire()
+    _inner(x, y)
+    f.release()
+    g.release()
+
+
+def _acquire_past_depth(f, g):
+    x, y = f.acquire(3), g.acquire()
+    _inner(x[0], y)
+    f.release(3)
+    g.release()
+
+
+def _release_more_than_held(f, g):
+    x, y = f.acquire(), g.acquire()
+    _inner(x, y)
+    f.release(2)
+    g.release()
+
+
+def _loop_past_32_bits(f, g):
+    for _ in tl.range(2**40):
+        _step(f, g)
+
+
+def _zero_size_pattern():
+    return tl.pattern(0, [0], [1])
+
+
+def _zero_repeat():
+    return tl.pattern(0, [64], [1]).repeat(0)
+
+
+def _zero_tiles():
+    return tl.tiles((0,))
+
+
+def _huge_repeat():
+    return tl.pattern(0, [64], [1]).repeat(2**26)
+
+
+@pytest.mark.parametrize("body, pattern, at, message", [
+    (_step, _zero_size_pattern, (_zero_size_pattern, 1), r"{here}: tl\.pattern: pattern sizes must be positive, got \(0,\)"),
+    (_step, _zero_repeat, (_zero_repeat, 1), r"{here}: pattern\.repeat takes a positive int, got 0"),
+    (_step, _zero_tiles, (_zero_tiles, 1), r"{here}: tl\.tiles needs a tuple of positive ints, got \(0,\)"),
+    (_step, _huge_repeat, (_one_core, 13), r"dma 'dma0' \(at {here}\): moves 4294967296 elements"),
+    (_acquire_past_depth, lambda: None, (_acquire_past_depth, 1),
+     r"{here}: core 'w' acquires 3 elements of fifo 'f', whose depth is 2; this can never be granted: acquire at "
+     r"most 2, or declare the fifo with depth=3"),
+    (_release_more_than_held, lambda: None, (_release_more_than_held, 3),
+     r"core 'w' \(at {here}\): releases 2 elements of fifo 'f' while holding 1; release at most what the core holds"),
+    (_loop_past_32_bits, lambda: None, (_loop_past_32_bits, 1),
+     r"{here}: tl\.range bound 1099511627776 is outside the 32-bit range"),
+])
+def test_pattern_size_and_acquire_errors_name_the_users_line(body, pattern, at, message):
+    fn, offset = at  # the line to blame: ``offset`` lines below ``fn``'s def
+    here = rf"\S*test_robust_frontend\.py:{fn.__code__.co_firstlineno + offset}"
+    with pytest.raises(tl.DesignError, match=message.format(here=here)):
+        _one_core(body, pattern)
+
+
+@pytest.mark.parametrize("device, depth, rule", [
+    ("npu1", 64, "at most 63: its buffers are counted by a semaphore lock, and npu1's locks count to at most 63"),
+    ("xcvc1902", 17, "at most 16: xcvc1902's locks are binary, one per buffer on the tile holding the buffers, and a "
+                     "tile has at most 16 locks"),
+])
+def test_a_fifo_deeper_than_the_devices_locks_allow_names_fifo_depth_limit_and_device(device, depth, rule):
+    with pytest.raises(tl.DesignError, match=rf"fifo 'f' \(at \S*test_robust_frontend\.py:\d+\): depth {depth} is more "
+                                             rf"than {device} allows, {re.escape(rule)}; reduce the depth"):
+        _one_core(_step, depth=depth, device=device)
+    _one_core(_step, depth=depth - 1, device=device)  # the limit itself is accepted
+
+
+# -- what a core body holds is not data --------------------------------------------------------
+
+
+def _window_out_of_range(f, g):
+    w, y = f.acquire(2), g.acquire()
+    _inner(w[2], y)
+
+
+def _add_to_element(f, g):
+    y = g.acquire()
+    y = y + 1
+
+
+def _index_element(f, g):
+    y = g.acquire()
+    y[0:4] = 0
+
+
+def _numpy_on_element(f, g):
+    y = g.acquire()
+    np.sum(y)
+
+
+def _method_on_element(f, g):
+    y = g.acquire()
+    y.sum()
+
+
+def _add_to_window(f, g):
+    w = f.acquire(2)
+    w + 1
+
+
+def _window_to_kernel(f, g):
+    w, y = f.acquire(2), g.acquire()
+    _inner(w, y)
+
+
+HOLD = r"in a core body: a core body acquires, releases and calls kernels.*Instead do the computation inside a @tl\.kernel"
+
+
+@pytest.mark.parametrize("body, message", [
+    (_window_out_of_range, r"fifo 'f': element \[2\] of a window of 2 acquired elements \(acquire\(2\) at "
+                           r"\S*test_robust_frontend\.py:\d+\); index it with an int from 0 to 1"),
+    (_add_to_element, r"arithmetic \(\+\) on <g\[0\]> " + HOLD),
+    (_index_element, r"assigning to a part \(\[slice\(0, 4, None\)\] = \.\.\.\) of <g\[0\]> " + HOLD),
+    (_numpy_on_element, r"numpy's np\.sum of <g\[0\]> " + HOLD),
+    (_method_on_element, r"\.sum of <g\[0\]> " + HOLD),
+    (_add_to_window, r"arithmetic \(\+\) on \(<f\[0\]>, <f\[1\]>\) " + HOLD),
+    (_window_to_kernel, r"core 'w': call of '_inner', parameter 'a': pass one element of the acquired window \(w\[0\] "
+                        r"is the oldest\), not the window"),
+])
+def test_computing_on_held_elements_in_a_core_body_is_a_design_error_at_its_line(body, message):
+    here = rf"test_robust_frontend\.py:{body.__code__.co_firstlineno + 2}: "
+    with pytest.raises(tl.DesignError, match=here + message):
+        _one_core(body)
+
+
+def _tile_function_on_element(f, g):
+    y = g.acquire()
+    tl.exp(y)
+
+
+def _kernel_missing_an_argument(f, g):
+    x = f.acquire()
+    _inner(x)
+
+
+@pytest.mark.parametrize("body, message", [
+    (_tile_function_on_element, r"tile operations \(tile arithmetic and tl\.exp, tl\.sum, tl\.where, \.\.\.\) are only "
+                                r"valid while a @tl\.kernel function is traced \(here core 'w' is traced"),
+    (_kernel_missing_an_argument, r"core 'w': _inner\(\) is missing arguments \['c'\]"),
+])
+def test_kernel_misuse_in_a_core_body_is_a_kernel_error_at_its_line(body, message):
+    here = rf"test_robust_frontend\.py:{body.__code__.co_firstlineno + 2}: "
+    with pytest.raises(tl.KernelError, match=here + message):
+        _one_core(body)
+
+
+# -- numpy functions and reductions in a kernel -------------------------------------------------
+
+
+@pytest.mark.parametrize("expr, name, advice", [
+    (lambda a: np.sum(a), "sum", "use tl.sum(x, axis=...)"),
+    (lambda a: np.mean(a, axis=0), "mean", "use tl.sum(x, axis=...) / n"),
+    (lambda a: np.exp(a), "exp", "use tl.exp(x)"),
+    (lambda a: np.maximum(a, 0), "maximum", "use tl.maximum(a, b)"),
+])
+def test_numpy_functions_on_tiles_are_named_at_the_users_line_not_numpys(expr, name, advice):
+    here = rf"test_robust_frontend\.py:{expr.__code__.co_firstlineno}: "
+    with pytest.raises(tl.KernelError, match=here + rf"in kernel 'k': numpy's np\.{name} cannot take a traced tile "
+                                             rf"\(a kernel body is traced over symbolic tiles, not run on arrays\): "
+                                             + re.escape(advice)):
+        @tl.kernel
+        def k(a: tl.Tile[(8, 8), tl.f32], c: tl.Tile[(8, 8), tl.f32]):
+            c[...] = expr(a)
+
+
+def test_a_numpy_scalar_on_the_left_of_an_operator_traces_like_a_python_number():
+    @tl.kernel
+    def k(a: tl.Tile[(8,), tl.f32], c: tl.Tile[(8,), tl.f32]):
+        c[...] = np.float32(2) * a - np.float32(1)
+
+    a, c = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    k(a, c)
+    np.testing.assert_array_equal(c, 2 * a - 1)
+
+
+@pytest.mark.parametrize("axis", [(0, 0), (1, -1)])
+def test_a_duplicate_reduction_axis_is_refused_as_numpy_does(axis):
+    with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+        np.sum(np.ones((4, 8)), axis=axis)
+    with pytest.raises(tl.KernelError, match=rf"test_robust_frontend\.py:\d+: in kernel 'k': sum: duplicate value in "
+                                             rf"'axis' {re.escape(repr(axis))}"):
+        @tl.kernel
+        def k(a: tl.Tile[(4, 8), tl.i32], c: tl.Tile[(8,), tl.i32]):
+            c[...] = tl.sum(a, axis=axis)
+
+
+def test_a_kernel_parameter_with_a_default_value_is_refused():
+    with pytest.raises(tl.KernelError, match=r"test_robust_frontend\.py:\d+: kernel 'k': parameter 's' has a default "
+                                             r"value \(3\); kernel parameters take none, every call passes each one: "
+                                             r"remove '= 3'"):
+        @tl.kernel
+        def k(a: tl.Tile[(8,), tl.i32], c: tl.Tile[(8,), tl.i32], s: tl.i32 = 3):
+            c[...] = a * s

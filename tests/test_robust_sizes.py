@@ -139,6 +139,9 @@ def _join_design(depth: int) -> str:
 
 
 def test_a_deep_join_fifo_gets_its_advice_at_once():
-    # 60,000 buffers of 8 B fit a memtile, but not its BD pools; the advice is found by bisection
+    # 63 buffers of 8 B fit a memtile and its locks, but not its BD pools; the advice is found by bisection
     with pytest.raises(PlanError, match=r"link 'join_whole' needs \d+ buffer descriptors .* give 'whole' depth \d+ or less"):
-        tl.plan(tl.ir.parse(_join_design(60_000)), strategy="greedy")
+        tl.plan(tl.ir.parse(_join_design(63)), strategy="greedy")
+    # 60,000 would fit the memtile's memory, but no lock of npu1 counts that far
+    with pytest.raises(DesignError, match=r"fifo 'whole': depth 60000 is more than npu1 allows, at most 63"):
+        tl.ir.parse(_join_design(60_000))

@@ -15,6 +15,8 @@ import threading
 from collections.abc import Iterator
 from typing import NoReturn
 
+import numpy as np
+
 from tilelang.devices import Device
 from tilelang.errors import DesignError
 from tilelang.frontend.source import located, user_location
@@ -46,7 +48,7 @@ from tilelang.ir.dtypes import DType
 from tilelang.ir.kernel import AnyKernel
 from tilelang.ir.types import TileType
 from tilelang.ir.verify import check_call
-from tilelang.ir.verify_sizes import MAX_TRACED
+from tilelang.ir.verify_sizes import LOOP_LIMIT, MAX_TRACED
 
 _state = threading.local()
 
@@ -236,19 +238,103 @@ class LoopVar(Affine):
         return f"<loop variable %i{self.depth}>"
 
 
-class Element:
-    """Element ``index`` of the window a core holds of a fifo."""
+def _hold_only(what: str, value: object) -> NoReturn:
+    """Refuse ``what`` done to an element, window or buffer in a core body, at the user's line."""
+    raise DesignError(
+        located(
+            f"{what} {value!r} in a core body: a core body acquires, releases and calls kernels, and runs once on "
+            f"the host while the design is traced, so it cannot compute on the data it holds. Instead do the "
+            f"computation inside a @tl.kernel and call that kernel with the element (kernel(x, y, ...))",
+            user_location(),
+        )
+    )
+
+
+class _Held:
+    """What a core body holds (an element, a window, a buffer): arithmetic, indexing and numpy on it are refused."""
+
+    def __add__(self, o: object) -> NoReturn:
+        _hold_only("arithmetic (+) on", self)
+
+    def __sub__(self, o: object) -> NoReturn:
+        _hold_only("arithmetic (-) on", self)
+
+    def __mul__(self, o: object) -> NoReturn:
+        _hold_only("arithmetic (*) on", self)
+
+    def __truediv__(self, o: object) -> NoReturn:
+        _hold_only("arithmetic (/) on", self)
+
+    def __floordiv__(self, o: object) -> NoReturn:
+        _hold_only("arithmetic (//) on", self)
+
+    def __mod__(self, o: object) -> NoReturn:
+        _hold_only("arithmetic (%) on", self)
+
+    def __pow__(self, o: object) -> NoReturn:
+        _hold_only("arithmetic (**) on", self)
+
+    def __matmul__(self, o: object) -> NoReturn:
+        _hold_only("arithmetic (@) on", self)
+
+    __radd__ = __add__
+    __rsub__ = __sub__
+    __rmul__ = __mul__
+    __rtruediv__ = __truediv__
+    __rfloordiv__ = __floordiv__
+    __rmod__ = __mod__
+    __rpow__ = __pow__
+    __rmatmul__ = __matmul__
+
+    def __neg__(self) -> NoReturn:
+        _hold_only("arithmetic (unary -) on", self)
+
+    def __abs__(self) -> NoReturn:
+        _hold_only("abs() of", self)
+
+    def __array__(self, *a: object, **k: object) -> NoReturn:
+        _hold_only("numpy use of", self)
+
+    def __array_function__(self, func: object, types: object, args: object, kwargs: object) -> NoReturn:
+        _hold_only(f"numpy's np.{getattr(func, '__name__', func)} of", self)
+
+    def __array_ufunc__(self, ufunc: object, method: str, *inputs: object, **kwargs: object) -> NoReturn:
+        _hold_only(f"numpy's np.{getattr(ufunc, '__name__', ufunc)} of", self)
+
+
+class Element(_Held):
+    """Element ``index`` of the window a core holds of a fifo; pass it to kernels as a tile."""
 
     def __init__(self, fifo: FifoRef, index: int, record: _AcqRecord) -> None:
         self.fifo = fifo
         self.index = index
         self.record = record
 
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.fifo.elem.shape
+
+    @property
+    def dtype(self) -> DType:
+        return self.fifo.elem.dtype
+
+    def __getitem__(self, index: object) -> NoReturn:
+        _hold_only(f"indexing ([{index!r}]) of", self)
+
+    def __setitem__(self, index: object, value: object) -> NoReturn:
+        _hold_only(f"assigning to a part ([{index!r}] = ...) of", self)
+
+    def __getattr__(self, name: str) -> NoReturn:
+        # Only reached when normal lookup fails: a numpy method (x.sum()) or a tile attribute it lacks.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        _hold_only(f".{name} of", self)
+
     def __repr__(self) -> str:
         return f"<{self.fifo.name}[{self.index}]>"
 
 
-class BufferRef:
+class BufferRef(_Held):
     """What ``tl.buffer`` returns inside a core body: pass it to kernels as a tile."""
 
     def __init__(self, buffer: LocalBuffer) -> None:
@@ -273,8 +359,23 @@ class CascadeRef:
         return f"<cascade {self.name}: {self.elem}>"
 
 
-class Window(tuple):
-    """The elements returned by ``fifo.acquire(n)`` for n > 1; index it."""
+class Window(_Held, tuple):
+    """The elements returned by ``fifo.acquire(n)`` for n > 1; index it (``w[0]`` is the oldest held)."""
+
+    def __getitem__(self, index: object) -> Element | Window:  # type: ignore[override]
+        if isinstance(index, slice):
+            return Window(tuple.__getitem__(self, index))
+        n = len(self)
+        if isinstance(index, int | np.integer) and not isinstance(index, bool) and -n <= index < n:
+            return tuple.__getitem__(self, int(index))
+        first = tuple.__getitem__(self, 0)
+        raise DesignError(
+            located(
+                f"fifo {first.fifo.name!r}: element [{index!r}] of a window of {n} acquired elements (acquire({n}) at "
+                f"{first.record.loc}); index it with an int from 0 to {n - 1} (0 is the oldest), or acquire more",
+                user_location(),
+            )
+        )
 
 
 class _AcqRecord:
@@ -378,6 +479,10 @@ class CoreBuilder:
         loc = user_location()
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             raise DesignError(located(f"acquire of {fifo.name!r}: n must be a positive int, got {n!r}", loc))
+        if n > fifo.depth:
+            raise DesignError(located(
+                f"core {self.name!r} acquires {n} elements of fifo {fifo.name!r}, whose depth is {fifo.depth}; this "
+                f"can never be granted: acquire at most {fifo.depth}, or declare the fifo with depth={n}", loc))
         if port is not None:
             self._set_port(fifo.name, port, loc)
         rec = _AcqRecord(fifo.name, n, port, loc)
@@ -417,6 +522,9 @@ class CoreBuilder:
             return self._cascade_arg(kernel, pname, ptype, v, loc, what)
         if isinstance(v, FifoRef):
             raise DesignError(located(f"{what}: pass an acquired element (x = {v.name}.acquire()), not the fifo", loc))
+        if isinstance(v, Window):
+            raise DesignError(located(f"{what}: pass one element of the acquired window (w[0] is the oldest), not "
+                                      f"the window {v!r}", loc))
         if isinstance(ptype, TileType):
             raise DesignError(located(f"{what} is a tile {ptype}; pass an element acquired from a fifo or a tl.buffer", loc))
         assert isinstance(ptype, DType)
@@ -465,6 +573,9 @@ class CoreBuilder:
         for x in (start, stop, step):
             if not isinstance(x, int) or isinstance(x, bool):
                 raise DesignError(located(f"tl.range bounds must be Python ints, got {x!r}", loc))
+            if not -LOOP_LIMIT - 1 <= x <= LOOP_LIMIT:
+                raise DesignError(located(f"tl.range bound {x} is outside the 32-bit range [{-LOOP_LIMIT - 1}, "
+                                          f"{LOOP_LIMIT}] of a core's loop counter", loc))
         if step == 0:
             raise DesignError(located("tl.range step must not be zero", loc))
         self.bodies.append([])
@@ -480,7 +591,8 @@ class CoreBuilder:
             for it in items:
                 if isinstance(it, _AcqRecord):
                     port = ports[it.fifo]
-                    out.append(Release(it.fifo, port, it.n) if it.release else Acquire(it.fifo, port, it.n))
+                    kind = Release if it.release else Acquire
+                    out.append(kind(it.fifo, port, it.n, loc=it.loc))
                 elif isinstance(it, tuple):
                     _, start, stop, step, body = it
                     out.append(Loop(start, stop, step, freeze(body)))

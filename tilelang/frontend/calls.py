@@ -6,7 +6,9 @@ here); this module registers the tracer's recorder with it.
 
 from __future__ import annotations
 
+from tilelang.errors import KernelError
 from tilelang.frontend.builder import current_core
+from tilelang.frontend.source import located, user_location
 from tilelang.frontend.tracing import current_builder
 from tilelang.ir.calls import (
     bind,
@@ -25,7 +27,8 @@ def record_call(kernel: AnyKernel, args: tuple, kwargs: dict) -> bool:
     """Record a kernel call into the core being traced; False outside a core body (then it runs on numpy).
 
     Raises:
-        KernelError: the call is made while another kernel is traced (kernels cannot call kernels).
+        KernelError: the call is made while another kernel is traced (kernels cannot call kernels), or its
+            arguments do not bind to the kernel's parameters (at the caller's line).
     """
     outer = current_builder()
     if outer is not None:
@@ -36,7 +39,11 @@ def record_call(kernel: AnyKernel, args: tuple, kwargs: dict) -> bool:
     core = current_core()
     if core is None:
         return False
-    core.call(kernel, bind(kernel, args, kwargs))
+    try:
+        values = bind(kernel, args, kwargs)
+    except KernelError as e:
+        raise KernelError(located(f"core {core.name!r}: {e}", user_location())) from None
+    core.call(kernel, values)
     return True
 
 

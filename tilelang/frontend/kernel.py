@@ -23,6 +23,11 @@ def _params_of(fn: Callable, where: str) -> list[Param]:
     for p in inspect.signature(fn).parameters.values():
         if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             raise KernelError(located(f"kernel {fn.__name__!r}: parameter {p.name!r} must be a plain positional parameter", where))
+        if p.default is not p.empty:
+            raise KernelError(located(
+                f"kernel {fn.__name__!r}: parameter {p.name!r} has a default value ({p.default!r}); kernel parameters "
+                f"take none, every call passes each one: remove '= {p.default!r}' and pass it at each call (or call "
+                f"the kernel from a Python helper that supplies it)", where))
         t = hints.get(p.name)
         if not isinstance(t, TileType | DType):
             raise KernelError(

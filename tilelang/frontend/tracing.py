@@ -10,10 +10,12 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Iterator
+from typing import NoReturn
 
 import numpy as np
 
 from tilelang.errors import KernelError
+from tilelang.frontend.builder import current_core
 from tilelang.frontend.source import located, user_location
 from tilelang.ir.dtypes import DType
 from tilelang.ir.index import is_full_index, normalize_index
@@ -132,7 +134,11 @@ class building:
 def _builder() -> KernelBuilder:
     b = current_builder()
     if b is None:
-        raise KernelError("tile operations are only valid while a @tl.kernel function is traced")
+        core = current_core()
+        where = f" (here core {core.name!r} is traced: call a kernel that does it)" if core is not None else ""
+        raise KernelError(located(
+            f"tile operations (tile arithmetic and tl.exp, tl.sum, tl.where, ...) are only valid while a "
+            f"@tl.kernel function is traced{where}", user_location()))
     return b
 
 
@@ -200,6 +206,40 @@ _NUMPY_HABITS = {
     "exp": "use tl.exp(x)",
     "copy": "use the value itself (kernel values are immutable)",
 }
+
+#: numpy functions users call on tiles (``np.sum(x)``) that the habits above do not name, and what to write.
+_NUMPY_FUNCTIONS = {
+    "amax": "use tl.max(x, axis=...)",
+    "maximum": "use tl.maximum(a, b)",
+    "minimum": "use tl.minimum(a, b)",
+    "where": "use tl.where(cond, a, b)",
+    "abs": "use abs(x)",
+    "absolute": "use abs(x)",
+    "matmul": "use x @ y",
+    "negative": "use -x",
+}
+
+#: numpy ufuncs that are a tile operator: ``np.float32(2) + x`` reaches the tile as ``np.add`` and traces as ``+``.
+_UFUNC_OPERATORS = {
+    "add": OpKind.ADD,
+    "subtract": OpKind.SUB,
+    "multiply": OpKind.MUL,
+    "divide": OpKind.DIV,
+    "less": OpKind.LT,
+    "less_equal": OpKind.LE,
+    "greater": OpKind.GT,
+    "greater_equal": OpKind.GE,
+    "equal": OpKind.EQ,
+    "not_equal": OpKind.NE,
+}
+
+
+def _numpy_function(name: str) -> KernelError:
+    """The error for numpy's ``np.<name>`` given a traced tile, saying what a kernel writes instead."""
+    advice = _NUMPY_FUNCTIONS.get(name) or _NUMPY_HABITS.get(name) or (
+        "use tile arithmetic and the tl.* functions (tl.sum, tl.max, tl.exp, tl.maximum, tl.where, ...)")
+    return _builder().fail(f"numpy's np.{name} cannot take a traced tile (a kernel body is traced over symbolic "
+                           f"tiles, not run on arrays): {advice}")
 
 #: Python operators numpy supports that kernels do not, and what to write instead.
 _OPERATOR_HABITS = {
@@ -354,6 +394,15 @@ class _Operators:
     def __array__(self, *a: object, **k: object) -> None:
         raise _builder().fail("a traced tile is not a numpy array; use tl.* functions inside a kernel")
 
+    def __array_function__(self, func: object, types: object, args: object, kwargs: object) -> NoReturn:
+        raise _numpy_function(getattr(func, "__name__", repr(func)))
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: object, **kwargs: object) -> TileValue:
+        kind = _UFUNC_OPERATORS.get(ufunc.__name__)
+        if kind is not None and method == "__call__" and not kwargs and len(inputs) == 2:
+            return binary(kind, *inputs)
+        raise _numpy_function(ufunc.__name__)
+
     def __len__(self) -> int:
         return self.shape[0]
 
@@ -503,6 +552,8 @@ def reduce(kind: OpKind, x: object, axis: object) -> TileValue:
             raise b.fail(f"{kind.value}: axis must be an int, a tuple of ints or None, got {axis!r}")
         if not all(-rank <= a < rank for a in items):
             raise b.fail(f"{kind.value}: axis {axis!r} out of range for a tile of rank {rank}")
+        if len({a % rank for a in items}) != len(items):
+            raise b.fail(f"{kind.value}: duplicate value in 'axis' {axis!r} (as numpy refuses it); name each axis once")
         axes = tuple(sorted({a % rank for a in items}))
     return TileValue(b.emit(kind, node, axes=axes))
 

@@ -188,6 +188,7 @@ class Acquire:
     fifo: str
     port: Port
     n: int = 1
+    loc: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.n, int) or self.n < 1:
@@ -201,6 +202,7 @@ class Release:
     fifo: str
     port: Port
     n: int = 1
+    loc: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.n, int) or self.n < 1:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from tilelang.errors import DesignError
+from tilelang.ir.source import located, user_location
 
 
 @dataclass(frozen=True)
@@ -56,9 +57,13 @@ class AccessPattern:
         object.__setattr__(self, "strides", tuple(int(s) for s in self.strides))
 
     def repeat(self, n: int) -> AccessPattern:
-        """This pattern walked ``n`` times over."""
-        if not isinstance(n, int) or n <= 0:
-            raise DesignError(f"repeat takes a positive int, got {n!r}")
+        """This pattern walked ``n`` times over.
+
+        Raises:
+            DesignError: ``n`` is not a positive int (at the caller's line).
+        """
+        if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+            raise DesignError(located(f"pattern.repeat takes a positive int, got {n!r}", user_location()))
         return replace(self, repeat_count=self.repeat_count * n)
 
     def shifted(self, by: int) -> AccessPattern:
@@ -165,15 +170,26 @@ def pattern(offset: int, sizes: tuple[int, ...] | list[int], strides: tuple[int,
     """A raw n-d access pattern in elements, outermost dimension first.
 
     Raises:
-        DesignError: sizes or strides that are not lists (or tuples) of ints.
+        DesignError: sizes or strides that are not lists (or tuples) of ints, or a malformed pattern (at the
+            caller's line).
     """
     for what, v in (("sizes", sizes), ("strides", strides)):
         if not isinstance(v, tuple | list):
-            raise DesignError(f"tl.pattern: {what} is a list (or tuple) of ints, outermost first, got {v!r} "
-                              f"(e.g. tl.pattern(0, [256], [1]))")
-    return AccessPattern(offset, tuple(sizes), tuple(strides))
+            raise DesignError(located(f"tl.pattern: {what} is a list (or tuple) of ints, outermost first, got {v!r} "
+                                      f"(e.g. tl.pattern(0, [256], [1]))", user_location()))
+    try:
+        return AccessPattern(offset, tuple(sizes), tuple(strides))
+    except DesignError as e:
+        raise DesignError(located(f"tl.pattern: {e}", user_location())) from None
 
 
 def tiles(tile_shape: tuple[int, ...] | int, order: str = "row") -> Tiles:
-    """Walk a tensor tile by tile (``order`` "row" or "col" over the grid of tiles)."""
-    return Tiles(tile_shape if isinstance(tile_shape, tuple) else (tile_shape,), order)  # type: ignore[arg-type]
+    """Walk a tensor tile by tile (``order`` "row" or "col" over the grid of tiles).
+
+    Raises:
+        DesignError: a tile shape that is not positive ints, or an unknown order (at the caller's line).
+    """
+    try:
+        return Tiles(tile_shape if isinstance(tile_shape, tuple) else (tile_shape,), order)  # type: ignore[arg-type]
+    except DesignError as e:
+        raise DesignError(located(str(e), user_location())) from None

@@ -41,14 +41,11 @@ from tilelang.ir.dtypes import DType
 from tilelang.ir.kernel import AnyKernel
 from tilelang.ir.liveness import must_read
 from tilelang.ir.pattern import AccessPattern
+from tilelang.ir.source import at
 from tilelang.ir.types import TileType
 from tilelang.ir.verify_sizes import verify_sizes
 
 HOST = "host"
-
-
-def at(loc: str | None) -> str:
-    return f" (at {loc})" if loc else ""
 
 
 @dataclass
@@ -376,14 +373,15 @@ def check_sync(core: Core, fifos: dict[str, Fifo]) -> None:
                 f = fifos[s.fifo]
                 if s.n > f.depth:
                     raise DesignError(
-                        f"core {core.name!r}: acquires {s.n} elements of fifo {f.name!r}, whose depth is {f.depth}; "
-                        f"this can never be granted (raise depth=)"
+                        f"core {core.name!r}{at(s.loc)}: acquires {s.n} elements of fifo {f.name!r}, whose depth is "
+                        f"{f.depth}; this can never be granted (raise depth=)"
                     )
                 held[s.fifo] = max(held[s.fifo], s.n)
             elif isinstance(s, Release):
                 if s.n > held[s.fifo]:
                     raise DesignError(
-                        f"core {core.name!r}: releases {s.n} elements of fifo {s.fifo!r} while holding {held[s.fifo]}"
+                        f"core {core.name!r}{at(s.loc)}: releases {s.n} elements of fifo {s.fifo!r} while holding "
+                        f"{held[s.fifo]}; release at most what the core holds (acquire first)"
                     )
                 held[s.fifo] -= s.n
             elif isinstance(s, Call):
@@ -488,7 +486,7 @@ def _verify_cores(design: Design, fifos: dict[str, Fifo], kernels: dict[str, Any
         if c.tile is not None:
             check_core_tile(c.name, c.tile, design.device, c.loc)
             if c.tile in pins:
-                raise DesignError(f"cores {pins[c.tile]!r} and {c.name!r} are both pinned to tile {c.tile}")
+                raise DesignError(f"cores {pins[c.tile]!r} and {c.name!r}{at(c.loc)} are both pinned to tile {c.tile}")
             pins[c.tile] = c.name
         ports: dict[str, Port] = {}
         for s in _walk(c.body):
@@ -641,7 +639,7 @@ def _verify_ends(design: Design) -> None:
             raise DesignError(f"fifo {name!r}{at(f.loc)} is produced and consumed by {sorted(both)[0]}")
         for c in e.consumers:
             if c.startswith("link:") and any(x.startswith("link:") for x in e.consumers if x != c):
-                raise DesignError(f"fifo {name!r} feeds two links; use one split")
+                raise DesignError(f"fifo {name!r}{at(f.loc)} feeds two links; use one split")
 
 
 def _verify_writes(design: Design) -> None:

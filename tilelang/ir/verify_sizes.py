@@ -16,13 +16,17 @@ here, before any stage runs, with the limit named:
 - a host move carries at most ``MAX_MOVE_ELEMENTS`` elements, repeats
   included (the simulator holds the element offsets of a move in memory);
 - a fifo's ``depth`` buffers fit in the largest data memory of any tile of
-  the device, which is where its buffers would have to go.
+  the device, which is where its buffers would have to go, and its locks fit the
+  device's: a semaphore lock counts to the depth (AIE-ML: at most 63), a binary
+  lock guards one buffer (AIE1: a tile's 16 locks), as ``descriptors.set_locks`` counts them.
 """
 
 from __future__ import annotations
 
+from tilelang.devices import Device
 from tilelang.errors import DesignError
 from tilelang.ir.design import Core, Design, Loop, Stmt
+from tilelang.ir.source import at
 
 #: Loop bounds and steps: a 32-bit signed loop counter.
 LOOP_LIMIT = 2**31 - 1
@@ -51,7 +55,7 @@ def verify_sizes(design: Design) -> None:
         steps = core_steps(c.body)
         if steps > MAX_CORE_STEPS:
             raise DesignError(
-                f"core {c.name!r}: its loops execute {steps} statements over a run, more than the limit of "
+                f"core {c.name!r}{at(c.loc)}: its loops execute {steps} statements over a run, more than the limit of "
                 f"{MAX_CORE_STEPS} (tilelang.ir.verify_sizes.MAX_CORE_STEPS) a simulation can step through; "
                 f"use fewer or shorter loops (larger tiles)"
             )
@@ -59,7 +63,7 @@ def verify_sizes(design: Design) -> None:
         n = d.pattern.numel
         if n > MAX_MOVE_ELEMENTS:
             raise DesignError(
-                f"dma {d.name!r}: moves {n} elements (sizes {list(d.pattern.sizes)} x repeat {d.pattern.repeat_count}), "
+                f"dma {d.name!r}{at(d.loc)}: moves {n} elements (sizes {list(d.pattern.sizes)} x repeat {d.pattern.repeat_count}), "
                 f"more than the limit of {MAX_MOVE_ELEMENTS} (tilelang.ir.verify_sizes.MAX_MOVE_ELEMENTS); "
                 f"use a smaller pattern or repeat"
             )
@@ -83,7 +87,7 @@ def _check_loops(core: Core, body: tuple[Stmt, ...]) -> None:
         for what, v in (("start", s.start), ("stop", s.stop), ("step", s.step)):
             if not -LOOP_LIMIT - 1 <= v <= LOOP_LIMIT:
                 raise DesignError(
-                    f"core {core.name!r}: loop {what} {v} is outside the 32-bit range "
+                    f"core {core.name!r}{at(core.loc)}: loop {what} {v} is outside the 32-bit range "
                     f"[{-LOOP_LIMIT - 1}, {LOOP_LIMIT}] of a core's loop counter"
                 )
         _check_loops(core, s.body)
@@ -92,10 +96,31 @@ def _check_loops(core: Core, body: tuple[Stmt, ...]) -> None:
 def _check_depths(design: Design) -> None:
     dev = design.device
     largest = max(dev.memory_bytes(t) for t in dev.tiles())
+    limit = depth_limit(dev)
     for f in design.fifos:
         need = f.depth * f.elem.nbytes
         if need > largest:
             raise DesignError(
-                f"fifo {f.name!r}: depth {f.depth} x {f.elem.nbytes} B = {need} B, more than the largest data memory "
+                f"fifo {f.name!r}{at(f.loc)}: depth {f.depth} x {f.elem.nbytes} B = {need} B, more than the largest data memory "
                 f"of any tile of {dev.name} ({largest} B), where its buffers would have to go; reduce the depth"
             )
+        if f.depth > limit:
+            raise DesignError(f"fifo {f.name!r}{at(f.loc)}: depth {f.depth} is more than {dev.name} allows, at most "
+                              f"{limit}: {_lock_rule(dev)}; reduce the depth to {limit} or less")
+
+
+def depth_limit(device: Device) -> int:
+    """The deepest fifo ``device``'s locks can synchronise: a semaphore lock's largest count, or with binary
+    locks (one per buffer, on the tile holding the buffers) the most locks any tile with data memory has."""
+    if device.lock_max > 1:
+        return device.lock_max
+    return max(device.locks(t) for t in device.tiles() if device.tile_kind(t) != "shim")
+
+
+def _lock_rule(device: Device) -> str:
+    """Why :func:`depth_limit` is what it is, for a message."""
+    if device.lock_max > 1:
+        return (f"its buffers are counted by a semaphore lock, and {device.name}'s locks count to at most "
+                f"{device.lock_max}")
+    return (f"{device.name}'s locks are binary, one per buffer on the tile holding the buffers, and a tile has at "
+            f"most {depth_limit(device)} locks")
