@@ -94,3 +94,41 @@ def test_without_the_bound_the_model_crowds_the_shim():
     assert sol.status == "optimal"
     placed = m.result(sol.values)
     assert model.crowded_shims(problem, placed)[:2] == [((0, 0), "mm2s", 8), ((0, 0), "s2mm", 6)]
+
+
+def test_a_window_moves_its_own_host_ends_and_never_crowds_a_shim_more():
+    """A neighbourhood window holds the host ends of fifos none of its cores touch, as it holds those cores;
+    its own cores' ends stay free. Held ends that already overfill a shim's links (here 7 streams in where 6
+    fit) are the start's doing: the window may not add to them, and the start stays a solution."""
+    problem_mod = importlib.import_module("tilelang.plan.problem")
+    carriage = importlib.import_module("tilelang.plan.carriage")
+    solve = importlib.import_module("tilelang.plan.solve")
+
+    def body(X: tl.Tensor[(ROWS * N,), tl.i32], C: tl.Tensor[(ROWS * N,), tl.i32]):
+        for i in range(ROWS):
+            a = tl.fifo(tl.Tile[(N,), tl.i32], name=f"a{i}")
+            c = tl.fifo(tl.Tile[(N,), tl.i32], name=f"c{i}")
+
+            def core(a=a, c=c):
+                x, y = a.acquire(), c.acquire()
+                triple(x, y)
+                a.release()
+                c.release()
+
+            tl.core(name=f"w{i}", tile=None if i == 0 else (0, i + 1))(core)
+            part = tl.pattern(offset=i * N, sizes=[N], strides=[1])
+            tl.dma(X, a, pattern=part, plio=True)
+            tl.dma(c, C, pattern=part, plio=True)
+
+    problem = problem_mod.build_problem(tl.design(device=DEV)(body), ())
+    cores = {f"w{i}": (0, i + 1) for i in range(ROWS)}
+    start = carriage.Placement(cores, {}, {f"{k}{i}": (0, 0) for i in range(ROWS) for k in "ac"})
+    m = model.build(problem, start, frozenset({"w0"}), 3, links=True, hold_hosts=True)
+    assert not m.fixed("host@a0") and not m.fixed("host@c0")
+    assert all(m.fixed(f"host@{k}{i}") for i in range(1, ROWS) for k in "ac")
+    assert all(c.valid(1e-6) for c in m.prob.constraints.values())  # the crowded start is a solution
+    sol = solve.solve_model(m.prob, "cbc", 60, nodes=1000)
+    assert sol.status == "optimal"
+    placed = m.result(sol.values)
+    assert all(placed.hosts[f"{k}{i}"] == (0, 0) for i in range(1, ROWS) for k in "ac")
+    assert model.objective_of(problem, placed) <= model.objective_of(problem, start)

@@ -161,7 +161,7 @@ def neighbourhood_search(
             if left <= 0.2:
                 log.fired("neighbourhood search")
                 return current, objective_of(problem, current), False
-            model, sol = _solve(problem, lambda on, w=window, c=current: build(problem, c, w, RADIUS, tie, on), solver,
+            model, sol = _solve(problem, lambda on, w=window, c=current: build(problem, c, w, RADIUS, tie, on, hold_hosts=True), solver,
                                 deadline, WINDOW_NODES, log, f"window ILP of {', '.join(sorted(window))}", links)
             if sol.clocked or not sol.values or sol.objective is None:
                 continue
@@ -180,9 +180,16 @@ def _grid_placement(problem: Problem, tie: Tie, near: Placement, solver: str, se
     cores = grid_start(problem, tie[0], near.cores)
     if cores is None:
         return None
-    held = Placement(cores, near.links, near.hosts)
+    return _ends_placed(problem, Placement(cores, near.links, near.hosts), tie, solver, seconds, log, links,
+                        "grid start ILP")
+
+
+def _ends_placed(problem: Problem, held: Placement, tie: Tie, solver: str, seconds: float, log: SolveLog,
+                 links: _Links, step: str) -> Placement | None:
+    """``held``'s cores on their tiles, every link and host end placed for them by the model within
+    ``EXACT_NODES``; None if that does not fit."""
     model, sol = _solve(problem, lambda on: build(problem, held, frozenset(), None, tie, on), solver,
-                        clock() + seconds, EXACT_NODES, log, "grid start ILP", links)
+                        clock() + seconds, EXACT_NODES, log, step, links)
     if not sol.values or sol.clocked or sol.objective is None:
         return None
     placed = model.result(sol.values)
@@ -225,6 +232,11 @@ def place_ilp(problem: Problem, solver: str, time_limit: float, tie_break: bool 
     on_grid = _grid_placement(problem, tie, start, solver, max(0.2, deadline - clock()), log, links)
     if on_grid is not None and _score(problem, on_grid, tie) < _score(problem, start, tie) - 1e-6:
         start = on_grid
+    if any(HOST in f.agents and not any(a.startswith("link:") for a in f.agents) for f in problem.fifos):
+        # the windows move only their own cores' host ends: first every end placed for the start's cores
+        ends = _ends_placed(problem, start, tie, solver, max(0.2, deadline - clock()), log, links, "host ends ILP")
+        if ends is not None and _score(problem, ends, tie) < _score(problem, start, tie) - 1e-6:
+            start = ends
     placed, obj, _ = neighbourhood_search(problem, start, solver, deadline, log, tie, links)
     bound = _lower_bound(problem, greedy, solver, max(0.2, deadline - clock()), log)
     gap = None if bound is None else max(0.0, (obj - bound) / max(obj, 1e-9))

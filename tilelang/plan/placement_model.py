@@ -103,18 +103,22 @@ class PlacementModel:
         movable: cores free to move (None: all unpinned cores).
         radius: a movable core only considers tiles this close to its start (None: all).
         reserve: channels kept free on a column or row boundary (``boundaries``), by the routing feedback.
+        hold_hosts: hold a host end at its start unless its fifo has a movable core or a link among its agents
+            (a neighbourhood window's model: the host ends of the window's cores move with them, the others
+            are constants, as the cores outside it are).
     """
 
     def __init__(self, problem: Problem, start: Placement, movable: frozenset[str] | None, radius: int | None,
-                 reserve: dict[Boundary, int] | None = None) -> None:
+                 reserve: dict[Boundary, int] | None = None, hold_hosts: bool = False) -> None:
         self.p, self.dev, self.start = problem, problem.device, start
         self.reserve = dict(reserve or {})
+        self.hold_hosts = hold_hosts
         self.prob = pulp.LpProblem("placement", pulp.LpMinimize)
         self.assign: dict[str, Choice] = {}
         self.shared: dict[str, object] = {}
         self.cost: list = []
         self._dist = _hop_memo(problem.device)
-        self._candidates(movable, radius)
+        self._candidates(movable, radius, hold_hosts)
 
     # -- variables ------------------------------------------------------------------------
 
@@ -127,7 +131,7 @@ class PlacementModel:
         """A new model variable with its warm-start value (for terms built outside this class)."""
         return self._var(name, warm, cat)
 
-    def _candidates(self, movable: frozenset[str] | None, radius: int | None) -> None:
+    def _candidates(self, movable: frozenset[str] | None, radius: int | None, hold_hosts: bool) -> None:
         dev, pins = self.dev, self.p.pin_map
         fixed = {c: t for c, t in self.start.cores.items() if c in pins or (movable is not None and c not in movable)}
         held = set(fixed.values())
@@ -141,8 +145,11 @@ class PlacementModel:
             self._add(f"core:{c}", f"x{i}", tiles, home)
         for i, ln in enumerate(self.p.links):
             self._add(f"link:{ln.name}", f"y{i}", dev.tiles("mem"), self.start.links[ln.name])
+        moving = {f"core:{c}" for c in self.p.cores if c not in fixed}
         for i, f in enumerate(self.p.fifos):
-            if HOST in f.agents:
+            if HOST in f.agents and hold_hosts and not any(a in moving or a.startswith("link:") for a in f.agents):
+                self.assign[f"host@{f.name}"] = {self.start.hosts[f.name]: 1}
+            elif HOST in f.agents:
                 shims = host_shims(dev, self.p.design.plio_of(f.name))
                 self._add(f"host@{f.name}", f"z{i}", shims, self.start.hosts[f.name])
 
@@ -270,6 +277,13 @@ class PlacementModel:
         if expr.toDict():  # a constraint of constants only is the warm start's business, not the model's
             self.prob += expr <= cap, name
 
+    def _add_held(self, expr: pulp.LpAffineExpression, cap: float, name: str) -> None:
+        """A host ends' bound; with host ends held, at most what the warm start already uses where that is more
+        (a window cannot move the held ends that overfill it, so it may only not make it worse)."""
+        if self.hold_hosts and expr.toDict():
+            cap = max(cap, round(expr.value()))
+        self._add_if_variable(expr, cap, name)
+
     def cascades(self) -> None:
         """The producer of each cascade on a tile from which the device's cascade reaches its consumer's tile."""
         for k, (_, p, q) in enumerate(cascade_pairs(self.p.design)):
@@ -325,7 +339,7 @@ class PlacementModel:
     def shims(self) -> None:
         """Host ends within each shim's DMA channels (a PL shim's PLIO channels) per direction."""
         for s, d, ends in self._shim_ends():
-            self.prob += pulp.lpSum(ends) <= self.dev.end_channels(s, d), f"sh_{d}_{s[0]}_{s[1]}"
+            self._add_held(pulp.lpSum(ends), self.dev.end_channels(s, d), f"sh_{d}_{s[0]}_{s[1]}")
 
     def shim_bds(self) -> None:
         """Host ends' BDs within each shim's buffer descriptors (one pool for all its channels), where the
@@ -343,7 +357,7 @@ class PlacementModel:
             most = sum(sum(sorted((n for n, o, _ in ends if o == out), reverse=True)[:self.dev.end_channels(s, d)])
                        for out, d in ((True, MM2S), (False, S2MM)))
             if most > cap:
-                self.prob += pulp.lpSum(n * x for n, _, x in ends) <= cap, f"shbd_{s[0]}_{s[1]}"
+                self._add_held(pulp.lpSum(n * x for n, _, x in ends), cap, f"shbd_{s[0]}_{s[1]}")
 
     def shim_links(self) -> None:
         """Host ends within the channels of each shim's own links to the array above (``array_channels``),
@@ -357,7 +371,7 @@ class PlacementModel:
         for s, d, ends in self._shim_ends():
             cap = array_channels(self.dev, s, d)
             if cap < min(len(ends), self.dev.end_channels(s, d)):
-                self.prob += pulp.lpSum(ends) <= cap, f"shl_{d}_{s[0]}_{s[1]}"
+                self._add_held(pulp.lpSum(ends), cap, f"shl_{d}_{s[0]}_{s[1]}")
 
     def _shim_ends(self) -> list[tuple[Coord, str, list]]:
         """(shim, direction, the host ends' variables for that shim) for every candidate shim with ends (a PLIO
@@ -401,7 +415,7 @@ class PlacementModel:
         for b in sorted(terms):
             cap = load.cap[b] - self.reserve.get(b, 0)
             if load.load[b] + len(fifos[b]) > cap:
-                self.prob += pulp.lpSum(terms[b]) <= cap - load.load[b], f"cut_{b[0]}_{int(b[1])}_{b[2]}"
+                self._add_held(pulp.lpSum(terms[b]), cap - load.load[b], f"cut_{b[0]}_{int(b[1])}_{b[2]}")
 
     def result(self, values: dict[str, float]) -> Placement:
         """The placement a solution's values pick."""
@@ -418,14 +432,15 @@ class PlacementModel:
 
 def build(problem: Problem, start: Placement, movable: frozenset[str] | None = None, radius: int | None = None,
           tie: tuple[dict[str, Coord], float] | None = None, links: bool = False,
-          reserve: dict[Boundary, int] | None = None) -> PlacementModel:
+          reserve: dict[Boundary, int] | None = None, hold_hosts: bool = False) -> PlacementModel:
     """The placement model with every constraint family, warm-started at ``start``.
 
     ``tie`` = (logical grid, eps) adds the grid tie-break of ``placement_grid.py`` to the objective
     (``cost`` stays the primary objective alone); ``links`` adds the shims' array-link bound
-    (``PlacementModel.shim_links``); ``reserve`` keeps channels free on boundaries (``PlacementModel``).
+    (``PlacementModel.shim_links``); ``reserve`` keeps channels free on boundaries and ``hold_hosts`` holds the
+    host ends no movable core or link needs (``PlacementModel``).
     """
-    m = PlacementModel(problem, start, movable, radius, reserve)
+    m = PlacementModel(problem, start, movable, radius, reserve, hold_hosts)
     m.one_core_per_tile()
     m.cascades()
     m.distances(weights(problem))
