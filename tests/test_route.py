@@ -9,6 +9,7 @@ north, 4 south, 4 east/west on compute rows, none east/west on memtiles.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import random
 import re
@@ -329,3 +330,21 @@ def test_cut_counts_match_their_definition(name, n, seed):
         assert need == sum(1 for f in flows if cut.needs(f)), cut.what
         assert sorted(links) == [e for e, (a, b) in enumerate(fab.links) if cut.crosses(a, b)], cut.what
         assert cap == sum(dev.link_capacity(*fab.links[e]) for e in links)
+
+
+def test_column_generation_stops_at_its_work_bound_and_says_so(monkeypatch):
+    """Pricing rounds are bounded by work (flows priced over all rounds), never by the clock: with the bound
+    at two rounds the routing is still legal, no longer than negotiated congestion's, and says where it stopped;
+    its gap is against the farthest-destination bound, below 1."""
+    route_ilp = importlib.import_module("tilelang.plan.route_ilp")
+    monkeypatch.setattr(route_ilp, "CG_MIN_ROUNDS", 1)
+    dev = tl.device("xcvc1902")
+    flows = random_flows(dev, 80, 12, 2)
+    base = negotiate(fabric(dev), check_flows(fabric(dev), flows))
+    monkeypatch.setattr(route_ilp, "CG_WORK", 2 * len(flows))
+    r = route(dev, flows, time_limit=600)
+    check_routes_legal(dev, r.routes)
+    assert r.wirelength <= base.wirelength
+    assert r.solve.status == "feasible"
+    assert "work bound: 2 pricing rounds of 80 flows" in r.solve.message
+    assert 0.0 < r.gap < 1.0

@@ -52,6 +52,10 @@ class CGState:
         converged: no column with negative reduced cost remained.
         slack: (edge, channels over capacity) in the last LP solution, where any.
         clocked: stopped by the time budget rather than by convergence or the round limit.
+        rounded: per flow, the tree the last LP solution weighs most (None before the first round): the LP's
+            rounding, legal or not.
+        integral: the last LP solution picks one whole tree per flow and no slack: ``rounded`` is then the
+            master IP's optimum over the columns it had.
     """
 
     columns: tuple[tuple[tuple[int, ...], ...], ...]
@@ -61,6 +65,8 @@ class CGState:
     converged: bool
     slack: tuple[tuple[int, float], ...] = ()
     clocked: bool = False
+    rounded: tuple[tuple[int, ...], ...] | None = None
+    integral: bool = False
 
     @property
     def infeasible(self) -> bool:
@@ -92,6 +98,8 @@ class _Master:
         self.h = h
         self.cols: list[tuple[int, tuple[int, ...]]] = []
         self.slack: tuple[tuple[int, float], ...] = ()
+        self.rounded: tuple[tuple[int, ...], ...] | None = None
+        self.integral = False
 
     def add(self, flow: int, edges: tuple[int, ...]) -> None:
         rows = [flow] + [self.n_flows + e for e in edges] + [self.n_flows + self.n_edges + e for e in edges]
@@ -104,6 +112,14 @@ class _Master:
         sol = self.h.getSolution()
         values = list(sol.col_value)
         self.slack = tuple((e, values[1 + e]) for e in range(self.n_edges) if values[1 + e] > 1e-6)
+        # per flow, the tree the LP weighs most (the first added on ties): the LP's rounding
+        weights: list[tuple[float, int, tuple[int, ...]] | None] = [None] * self.n_flows
+        for k, (flow, edges) in enumerate(self.cols):
+            v = values[1 + self.n_edges + k]
+            if weights[flow] is None or v > weights[flow][0] + 1e-9:  # type: ignore[index]
+                weights[flow] = (v, k, edges)
+        self.rounded = tuple(w[2] for w in weights if w is not None) if all(weights) else None
+        self.integral = not self.slack and all(min(v, 1.0 - v) < 1e-6 for v in values[1 + self.n_edges:])
         dual = list(sol.row_dual)
         obj = float(self.h.getInfo().objective_function_value)
         sigma = dual[: self.n_flows]
@@ -139,7 +155,9 @@ def _price(
     for d in dests:
         p = shortest_path(fab, [src], d, price)
         lb = max(lb, sum(price[e] for e in p) if p is not None else _INF)
-    if lb < sigma - _EPS and cost > lb + _EPS:  # the bound matters: tighten it by dual ascent
+    # The bound matters only where no tree prices out: a flow with one keeps the round's bound below the LP
+    # however tight its own bound, so the round cannot prove anything through it.
+    if cost >= sigma - _EPS and lb < sigma - _EPS and cost > lb + _EPS:  # tighten it by dual ascent
         lb = max(lb, steiner_lower_bound(fab, src, dests, price, enough=sigma))
     if exact and lb < sigma - _EPS and cost > lb + _EPS and len(dests) <= EXACT_LIMIT:
         best, lb = steiner_exact(fab, src, dests, price, cost)
@@ -198,7 +216,8 @@ def column_generation(
         proven = best_lb >= lp - _EPS  # the bound meets the LP: no column can improve it
         done = proven or (added == 0 and (exact or not any(len(f[1]) > 1 for f in flows)))
         clocked = not done and clock() - start > budget
-        state = CGState(tuple(tuple(c) for c in columns), best_lb, lp, rnd, done, master.slack, clocked)
+        state = CGState(tuple(tuple(c) for c in columns), best_lb, lp, rnd, done, master.slack, clocked, master.rounded,
+                        master.integral)
         report(state)
         if done or clocked:
             break

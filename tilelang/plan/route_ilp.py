@@ -11,26 +11,30 @@ in a child process killed at its deadline (a safety net: when it fires, the
 status is "time-limited" and a PlanWarning says so):
 
 1. column generation (``route_cg``) from the negotiated and shortest trees,
-   which also proves a lower bound;
+   which also proves a lower bound, at most ``CG_WORK`` / flows pricing rounds
+   (the routing's message says when that bound stopped it);
 2. the master IP over the generated trees (PuLP, CBC or HiGHS), warm started
    with the negotiated routing;
 3. if a gap remains and the edge model (``route_edge``) is small enough, the
    exact edge ILP, warm started with the best routing so far; its proven bound
    tightens the gap.
 
-The best legal routing found is returned with its proven gap; with none,
+The best legal routing found is returned with its proven gap (against the
+best of the column generation's bound, the edge ILP's, and the sum of each
+flow's distance to its farthest destination); with none,
 PlanError names the link that ran out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pulp
 
 from tilelang.errors import PlanError
 from tilelang.ir.plan import SolveInfo
-from tilelang.plan.fabric import Fabric, describe, steiner_tree, tree_reaches
+from tilelang.plan.fabric import Fabric, describe, shortest_path, steiner_tree, tree_reaches
 from tilelang.plan.negotiated import Flow, RouteResult, overflow_of, usage
 from tilelang.plan.route_cg import CGState, column_generation
 from tilelang.plan.route_edge import build_edge_model, model_size
@@ -41,8 +45,19 @@ from tilelang.plan.solve import Solution, SolveLog, clock, run_with_deadline, so
 EDGE_MODEL_LIMIT = 40_000
 #: Branch-and-bound nodes of the master IP over the generated trees (the deterministic work bound).
 MASTER_NODES = 2000
+#: Trees (columns) above which a fractional master is not solved as an IP: on the 400-core PLIO-fed cascade
+#: GEMM (module CG_WORK) 2,652 trees of a fractional LP took CBC 90 s to find no incumbent in 100 nodes.
+MASTER_TREES = 1500
 #: Branch-and-bound nodes of the exact edge ILP.
 EDGE_NODES = 200
+#: Pricing rounds of the column generation at most, and the flows priced over all rounds at most (rounds =
+#: CG_WORK / flows, at least CG_MIN_ROUNDS): the work bound. npu1's and npu2's whole-array GEMMs (40 and 72
+#: flows) may price 125 and 69 rounds and prove their routes optimal in a few; a 400-core PLIO-fed cascade
+#: GEMM on xcvc1902 (180 flows, 80 of them broadcasts, on 1,682 links) prices for about 0.8 s a round, and
+#: its LP turns fractional after 28 rounds, past which its master IP took 90 to 180 s: it stops at 27.
+CG_ROUNDS = 200
+CG_WORK = 5000
+CG_MIN_ROUNDS = 10
 
 
 def default_weight(fab: Fabric) -> float:
@@ -61,6 +76,18 @@ def _legal(fab: Fabric, flows: Sequence[Flow], trees: Sequence[Sequence[int] | N
     if overflow_of(fab, trees):
         return False
     return all(tree_reaches(fab, f[0], f[1], t) for f, t in zip(flows, trees, strict=True))  # type: ignore[arg-type]
+
+
+def _distance_bound(fab: Fabric, flows: Sequence[Flow]) -> float:
+    """A proven lower bound on the objective: every tree is at least as long as its flow's shortest path to its
+    farthest destination. Where the column generation's Lagrangian bound is weaker (its master still pays for
+    capacity slack, whose duals swamp the bound), this is the gap's floor."""
+    unit = [1.0] * len(fab.links)
+    total = 0.0
+    for src, dests in flows:
+        paths = [shortest_path(fab, [src], d, unit) for d in dests]
+        total += max((len(p) for p in paths if p is not None), default=0)
+    return total
 
 
 def _initial_columns(fab: Fabric, flows: Sequence[Flow], base: RouteResult) -> list[list[tuple[int, ...]]]:
@@ -171,24 +198,37 @@ def ilp_route(
     if base.clocked:
         log.fired("negotiated congestion")
     best = list(base.trees) if base.legal else None
-    cg = run_with_deadline(column_generation, (fab, flows, _initial_columns(fab, flows, base), w, 0.6 * left()), 0.7 * left())
+    rounds = max(CG_MIN_ROUNDS, min(CG_ROUNDS, CG_WORK // len(flows)))
+    cg = run_with_deadline(column_generation, (fab, flows, _initial_columns(fab, flows, base), w, 0.6 * left(), rounds),
+                           0.7 * left())
     state: CGState | None = cg.result
     if cg.status == "error":
         log.failed("column generation", cg.message)
     elif cg.status != "done" or (state is not None and state.clocked):
         log.fired("column generation")
-    lower = state.lower_bound if state is not None else None
+    lower = max(_distance_bound(fab, flows), state.lower_bound if state is not None and state.lower_bound is not None
+                else 0.0)
     method = "ilp-cg"
+    skipped = ""
     if state is not None:
-        if left() > 0.2:
+        trees = sum(len(c) for c in state.columns)
+        if state.integral or trees > MASTER_TREES:
+            # An integral LP solution is the master IP's optimum over its columns; above MASTER_TREES a fractional
+            # one's IP is not solved (its root alone can outlast any time limit) and the LP's rounding stands in.
+            picked = list(state.rounded) if state.rounded is not None else None
+            if not state.integral:
+                skipped = (f"master IP not solved ({trees} trees, above route_ilp.MASTER_TREES); the LP's rounding was "
+                           f"tried in its place")
+        elif left() > 0.2:
             prob, lam = _master_ip(fab, state, best, w)
             sol = solve_model(prob, solver, 0.6 * left(), nodes=MASTER_NODES)
             log.note("master IP", sol)
             picked = None if sol.clocked else _picked(state, lam, sol)
-            if _legal(fab, flows, picked) and (best is None or objective(fab, picked, w) < objective(fab, best, w) - 1e-9):
-                best = picked
         else:
+            picked = None
             log.fired("master IP")
+        if _legal(fab, flows, picked) and (best is None or objective(fab, picked, w) < objective(fab, best, w) - 1e-9):
+            best = picked
     if best is not None and lower is not None and objective(fab, best, w) - lower > 1e-6:
         size = model_size(fab, flows, best, 1)
         if size <= EDGE_MODEL_LIMIT and left() <= 0.5:
@@ -209,4 +249,10 @@ def ilp_route(
     if gap is not None and gap < 1e-7:
         gap = 0.0
     info = log.info(method, "optimal" if gap == 0.0 else "feasible", obj, gap)
+    notes = [skipped] if skipped else []
+    if gap != 0.0 and state is not None and not state.converged and not state.clocked and state.rounds >= rounds:
+        notes.insert(0, f"column generation stopped at its work bound: {rounds} pricing rounds of {len(flows)} flows "
+                        f"(route_ilp.CG_WORK)")
+    if notes and not info.message:
+        info = replace(info, message="; ".join(notes))
     return Routing(fab.device, to_routes(fab, flows, best), gap, info, obj)
