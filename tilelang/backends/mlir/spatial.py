@@ -189,10 +189,18 @@ def _objectfifo(dm: DeviceModule, f: Fifo, layout: tuple[tuple[int, int], ...]) 
 
 
 def _link(ln: Link) -> None:
-    offsets = list(ln.offsets)
+    # mlir-aie measures each part from its offset to the next one listed (AIEObjectFifoStatefulTransform's
+    # link extents, ``next - offset``): listed out of order, a part gets a negative length. So the parts are
+    # listed by offset, with their fifos (the same split or join).
+    srcs, dsts, offsets = list(ln.srcs), list(ln.dsts), list(ln.offsets)
+    if offsets:
+        parts = srcs if ln.kind is LinkKind.JOIN else dsts
+        order = sorted(range(len(offsets)), key=lambda k: (offsets[k], k))
+        parts[:] = [parts[k] for k in order]
+        offsets = [offsets[k] for k in order]
     attrs = {
-        "fifoIns": aie_ops.symbols(ln.srcs),
-        "fifoOuts": aie_ops.symbols(ln.dsts),
+        "fifoIns": aie_ops.symbols(srcs),
+        "fifoOuts": aie_ops.symbols(dsts),
         "src_offsets": aie_ops.i64_list(offsets if ln.kind is LinkKind.JOIN else []),
         "dst_offsets": aie_ops.i64_list(offsets if ln.kind is LinkKind.SPLIT else []),
     }
