@@ -77,16 +77,17 @@ def test_mlir_aie_accepts_the_physical_level_and_refuses_two_links_on_one_object
                                                 "objectfifo cannot be in more than one ObjectFifoLinkOp", monkeypatch)
 
 
-def _mlir_aie_takes_physical_refuses_objectfifo(p, check: str, refusal: str, monkeypatch) -> None:  # noqa: ANN001
+def _mlir_aie_takes_physical_refuses_objectfifo(p, check: str, refusal: str, monkeypatch,  # noqa: ANN001
+                                                 instead=lambda _: None) -> None:  # noqa: ANN001
     """mlir-aie's flow accepts ``p``'s physical module and refuses its objectfifo module, written as the emitter
-    writes it with its own ``check`` switched off, with ``refusal``."""
+    writes it with its own ``check`` replaced by ``instead`` (switched off), with ``refusal``."""
     pytest.importorskip("mlir.ir")
     from tilelang.backends.mlir import spatial, vendor
 
     if vendor.missing_tools_reason():
         pytest.skip(vendor.missing_tools_reason())
     vendor.compile_text(tl.emit_mlir(p, level="physical"), "physical")
-    monkeypatch.setattr(spatial, check, lambda _: None)
+    monkeypatch.setattr(spatial, check, instead)
     text = tl.emit_mlir(p, level="objectfifo")
     with pytest.raises(vendor.VendorFlowError, match=refusal):
         vendor.compile_text(text, "objectfifo")
@@ -134,5 +135,56 @@ def test_a_memtile_full_of_bds_is_refused_at_the_objectfifo_level_and_emitted_at
 
 
 def test_mlir_aie_exhausts_the_bds_of_that_memtile_at_the_objectfifo_level(monkeypatch):
-    _mlir_aie_takes_physical_refuses_objectfifo(tl.plan(_split_and_join()[2]), "_check_compact_channels",
-                                                "Allocator exhausted available BD IDs", monkeypatch)
+    _mlir_aie_takes_physical_refuses_objectfifo(tl.plan(_split_and_join()[2]), "_declaration_order",
+                                                "Allocator exhausted available BD IDs", monkeypatch,
+                                                lambda plan: list(plan.design.fifos))
+
+
+def _mixed_depths():
+    """A 4-way split (source depth 3) and a 4-way join (depth 2) on one memtile, parts of depths 1 and 2: 40 BDs
+    of its 48, but declared in the design's order mlir-aie numbers the split's source and the join's sink
+    channel 0 and the parts 1-4, 30 BDs on the even pool of 24."""
+    n, rounds = 32, 6
+
+    @tl.kernel
+    def inc(a: tl.Tile[(n,), tl.i16], c: tl.Tile[(n,), tl.i16]):
+        c[...] = a + 1
+
+    @tl.design(device="npu1")
+    def mixed(A: tl.Tensor[(4 * n * rounds,), tl.i16], C: tl.Tensor[(4 * n * rounds,), tl.i16]):
+        big = tl.fifo(tl.Tile[(4 * n,), tl.i16], depth=3, name="big")
+        bigo = tl.fifo(tl.Tile[(4 * n,), tl.i16], depth=2, name="bigo")
+        ins = [tl.fifo(tl.Tile[(n,), tl.i16], depth=(1, 2, 1, 2)[q], name=f"p{q}") for q in range(4)]
+        outs = [tl.fifo(tl.Tile[(n,), tl.i16], depth=(1, 2, 1, 1)[q], name=f"o{q}") for q in range(4)]
+        tl.split(big, ins)
+        for q in range(4):
+            @tl.core(name=f"w{q}")
+            def _body(a=ins[q], o=outs[q]):
+                for _ in tl.range(rounds):
+                    x, y = a.acquire(), o.acquire()
+                    inc(x, y)
+                    a.release()
+                    o.release()
+        tl.join(outs, bigo)
+        tl.dma(A, big)
+        tl.dma(bigo, C)
+
+    return mixed
+
+
+def test_fifos_are_declared_so_that_mlir_aies_own_numbering_keeps_the_bd_pools(monkeypatch):
+    """The objectfifo module declares the fifos in an order whose lowest-free numbering keeps both pools: mlir-aie
+    accepts it; declared in the design's order, the same module exhausts the even pool."""
+    pytest.importorskip("mlir.ir")
+    from tilelang.backends.mlir import spatial, vendor
+
+    if vendor.missing_tools_reason():
+        pytest.skip(vendor.missing_tools_reason())
+    d = _mixed_depths()
+    p = tl.plan(d)
+    a = np.arange(4 * 32 * 6, dtype=np.int16)
+    np.testing.assert_array_equal(tl.simulate(p, A=a).outputs["C"], a + 1)
+    vendor.compile_text(tl.emit_mlir(p, level="objectfifo"), "objectfifo")
+    monkeypatch.setattr(spatial, "_declaration_order", lambda plan: list(plan.design.fifos))
+    with pytest.raises(vendor.VendorFlowError, match="Allocator exhausted available BD IDs"):
+        vendor.compile_text(tl.emit_mlir(p, level="objectfifo"), "objectfifo")

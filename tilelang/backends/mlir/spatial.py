@@ -11,6 +11,8 @@ left to mlir-aie's passes (``level="physical"`` carries the plan's own).
 
 from __future__ import annotations
 
+import itertools
+
 from tilelang.backends.mlir import aie_ops
 from tilelang.backends.mlir.bd import fit_walk, walk_of
 from tilelang.backends.mlir.cascade import emit_cascade_flows
@@ -20,7 +22,7 @@ from tilelang.backends.mlir.objectfifo_sync import ObjectFifoSync
 from tilelang.backends.mlir.runtime_sequence import emit_runtime_sequence
 from tilelang.backends.mlir.types import tile_memref_type
 from tilelang.errors import PlanError
-from tilelang.ir.descriptors import bd_pool, end_bds, pools_fit
+from tilelang.ir.descriptors import bd_pool, end_bds
 from tilelang.ir.design import Design, Fifo, Link, LinkKind
 from tilelang.ir.plan import Plan
 
@@ -30,11 +32,11 @@ def build_objectfifo_level(dm: DeviceModule) -> None:
     plan, design = dm.plan, dm.design
     _check_plio_ends(plan)
     _check_chained_links(design)
-    _check_compact_channels(plan)
+    order = _declaration_order(plan)
     emit_tiles(dm, plan_tiles(plan))
     emit_cascade_flows(dm)
     layouts = _stream_layouts(plan)
-    for f in design.fifos:
+    for f in order:
         _objectfifo(dm, f, layouts.get(f.name, ()))
     for ln in design.links:
         _link(ln)
@@ -56,31 +58,107 @@ def build_objectfifo_level(dm: DeviceModule) -> None:
 OBJECTFIFO_PLIO_PER_SHIM = 2
 
 
-def _check_compact_channels(plan: Plan) -> None:
-    """Each memtile's BD pools fit a numbering of its DMA channels from 0 up, per direction.
+def _declaration_order(plan: Plan) -> list[Fifo]:
+    """The fifos in the order to declare them, so that mlir-aie's channel numbering keeps each memtile's BD pools.
 
-    At this level mlir-aie numbers a memtile's channels itself, the lowest free one first (its objectfifo
-    lowering), and draws each channel's BDs from its parity's pool (even channels BDs 0-23, odd 24-47). The
-    planner may skip a number to balance the pools (plan/channels.py); where no numbering from 0 fits
-    (``descriptors.pools_fit`` with ``compact``), aie-opt would stop with "Allocator exhausted available BD
-    IDs", so the level is refused here instead.
+    At this level mlir-aie numbers DMA channels itself: fifo by fifo in declaration order, each end on a tile
+    taking the lowest free channel of its direction (AIEObjectFifoStatefulTransform; a split's source fifo
+    declared first takes S2MM 0 and its parts MM2S 1, 2, ...). A memtile's channels draw their BDs from their
+    parity's pool (even channels BDs 0-23, odd 24-47, ``bd_pool``), so the order decides whether the pools
+    hold ("Allocator exhausted available BD IDs" otherwise). The design's order is kept where its numbering
+    fits; else each memtile's ends are dealt to even and odd channels so both pools hold (the plan's own
+    parities first) and the fifos declared in the order of the channels that gives.
 
     Raises:
-        PlanError: naming the memtile and the level that emits the plan's own channels.
+        PlanError: no numbering from 0 fits a memtile's pools, or no one order gives every memtile's.
     """
-    dev = plan.device
-    ends: dict[tuple[int, int], dict[str, list[int]]] = {}
+    dev, design = plan.device, plan.design
+    ends: dict[tuple[int, int], dict[str, list[tuple[int, str, int]]]] = {}
     for name, fp in plan.fifos.items():
         for e, d in ((fp.producer, "mm2s"), *((c, "s2mm") for c in fp.consumers)):
             if e.channel is not None and dev.tile_kind(e.tile) == "mem":
-                ends.setdefault(e.tile, {"mm2s": [], "s2mm": []})[d].append(end_bds(plan.design, name, e.agent))
+                ends.setdefault(e.tile, {"mm2s": [], "s2mm": []})[d].append((e.channel, name, end_bds(design, name, e.agent)))
+    order = list(design.fifos)
+    if _pools_hold(plan, ends, _numbering(order, ends)):
+        return order
+    want: dict[tuple[tuple[int, int], str, str], int] = {}
     for tile, by_dir in sorted(ends.items()):
-        if not pools_fit(dev, tile, by_dir, compact=True):
+        evens = _parity_split(plan, tile, by_dir)
+        if evens is None:
             raise PlanError(
                 f"memtile {tile}: mlir-aie's objectfifo lowering numbers its DMA channels from 0, and no such "
                 f"numbering keeps its BDs within the {bd_pool(dev, tile, 0)[1]} of each channel parity's pool; "
                 f"the plan's own channels fit: emit level='physical', or give its links' fifos less depth"
             )
+        for d, listed in by_dir.items():
+            for parity in (0, 1):
+                mine = [x for x in sorted(listed) if (x[1] in evens[d]) == (parity == 0)]
+                for k, x in enumerate(mine):
+                    want[(tile, d, x[1])] = 2 * k + parity
+    first = {}
+    for (_, _, f), ch in want.items():
+        first[f] = min(first.get(f, ch), ch)
+    order.sort(key=lambda f: first.get(f.name, -1))
+    if _numbering(order, ends) != want:
+        raise PlanError(
+            "mlir-aie's objectfifo lowering numbers DMA channels in the order the fifos are declared, and no one "
+            "order gives every memtile a numbering its BD pools hold (a fifo with ends on two memtiles): emit "
+            "level='physical'"
+        )
+    return order
+
+
+def _numbering(order: list[Fifo], ends: dict) -> dict[tuple[tuple[int, int], str, str], int]:
+    """The memtile channels mlir-aie gives the fifos' ends declared in ``order``: the lowest free one each."""
+    at: dict[str, list[tuple[tuple[int, int], str]]] = {}
+    for tile, by_dir in ends.items():
+        for d, listed in by_dir.items():
+            for _, f, _ in listed:
+                at.setdefault(f, []).append((tile, d))
+    used: dict[tuple[tuple[int, int], str], int] = {}
+    out = {}
+    for f in order:
+        for key in at.get(f.name, ()):
+            out[(*key, f.name)] = used.get(key, 0)
+            used[key] = used.get(key, 0) + 1
+    return out
+
+
+def _pools_hold(plan: Plan, ends: dict, numbering: dict) -> bool:
+    """Whether every memtile's BD pools hold the ends numbered so."""
+    load: dict[tuple[tuple[int, int], int], int] = {}
+    for tile, by_dir in ends.items():
+        for d, listed in by_dir.items():
+            for _, f, bds in listed:
+                key = (tile, numbering[(tile, d, f)] % 2)
+                load[key] = load.get(key, 0) + bds
+    return all(n <= bd_pool(plan.device, tile, parity)[1] for (tile, parity), n in load.items())
+
+
+def _parity_split(plan: Plan, tile: tuple[int, int], by_dir: dict) -> dict[str, set[str]] | None:
+    """Per direction, the fifos whose ends take even channels when a memtile's ends are numbered from 0 (half of
+    them, rounded up), such that both pools hold; the plan's own parities first, then the other splits in order."""
+    dev = plan.device
+    options = []
+    for d in ("mm2s", "s2mm"):
+        listed = sorted(by_dir[d])
+        k = (len(listed) + 1) // 2
+        own = frozenset(f for ch, f, _ in listed if ch % 2 == 0)
+        picks = [frozenset(f for _, f, _ in c) for c in itertools.combinations(listed, k)]
+        options.append(sorted(set(picks), key=lambda p: (p != own, sorted(p))))
+    pools = (bd_pool(dev, tile, 0)[1], bd_pool(dev, tile, 1)[1])
+    total = {d: sum(n for _, _, n in by_dir[d]) for d in ("mm2s", "s2mm")}
+    for out in options[0]:
+        for into in options[1]:
+            even = _bds_of(by_dir["mm2s"], out) + _bds_of(by_dir["s2mm"], into)
+            if even <= pools[0] and total["mm2s"] + total["s2mm"] - even <= pools[1]:
+                return {"mm2s": set(out), "s2mm": set(into)}
+    return None
+
+
+def _bds_of(listed: list[tuple[int, str, int]], fifos: frozenset[str]) -> int:
+    """The BDs of the listed ends of ``fifos``."""
+    return sum(n for _, f, n in listed if f in fifos)
 
 
 def _check_chained_links(design: Design) -> None:
