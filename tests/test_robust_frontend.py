@@ -532,3 +532,49 @@ def test_a_kernel_parameter_with_a_default_value_is_refused():
         @tl.kernel
         def k(a: tl.Tile[(8,), tl.i32], c: tl.Tile[(8,), tl.i32], s: tl.i32 = 3):
             c[...] = a * s
+
+
+def _aie1_design(kernel, dt):  # noqa: ANN001, ANN202
+    @tl.design(device="xcvc1902")
+    def d(A: tl.Tensor[(16,), dt], C: tl.Tensor[(16,), dt]):
+        fi = tl.fifo(tl.Tile[(16,), dt], name="fi")
+        fo = tl.fifo(tl.Tile[(16,), dt], name="fo")
+
+        @tl.core(name="w")
+        def _body():
+            x, y = fi.acquire(), fo.acquire()
+            kernel(x, y)
+            fi.release()
+            fo.release()
+
+        tl.dma(A, fi)
+        tl.dma(fo, C)
+
+    return d
+
+
+def test_compute_in_a_dtype_the_cores_lack_is_refused_before_any_mode_runs_it():
+    """An AIE1 core has no bf16 datapath: a kernel computing in bf16 there (a cast through it, or bf16
+    arithmetic) is refused when the design is checked, not simulated functionally and emitted only to fail in
+    timed mode (or priced as if the datapath existed); bf16 data merely copied through is moved."""
+
+    @tl.kernel
+    def through_bf16(a: tl.Tile[(16,), tl.i16], c: tl.Tile[(16,), tl.i16]):
+        c[...] = a.astype(tl.bf16).astype(tl.i16)
+
+    @tl.kernel
+    def add_bf16(a: tl.Tile[(16,), tl.bf16], c: tl.Tile[(16,), tl.bf16]):
+        c[...] = a + a
+
+    @tl.kernel
+    def copy_bf16(a: tl.Tile[(16,), tl.bf16], c: tl.Tile[(16,), tl.bf16]):
+        c[...] = a
+
+    for kernel, dt, op in ((through_bf16, tl.i16, "cast"), (add_bf16, tl.bf16, "add")):
+        with pytest.raises(tl.DesignError, match=rf"kernel '{kernel.name}' \(at .*test_robust_frontend.py:\d+\) "
+                                                 rf"computes in bf16 \({op}\), but xcvc1902 \(aie1\) cores have no "
+                                                 r"bf16 datapath"):
+            tl.plan(_aie1_design(kernel, dt), strategy="greedy")
+    x = np.arange(16, dtype=np.float32)
+    got = tl.simulate(tl.plan(_aie1_design(copy_bf16, tl.bf16), strategy="greedy"), mode="timed", A=x).outputs["C"]
+    np.testing.assert_array_equal(np.asarray(got, dtype=np.float32), x)

@@ -102,13 +102,11 @@ def bd_pool(device: Device, tile: Coord, channel: int) -> tuple[int, int]:
     return device.bd_pool(tile, channel)
 
 
-def pools_fit(device: Device, tile: Coord, bds: dict[str, list[int]], compact: bool = False) -> bool:
+def pools_fit(device: Device, tile: Coord, bds: dict[str, list[int]]) -> bool:
     """Whether some numbering of a memtile's DMA channels keeps every BD pool (``bd_pool``) within its size.
 
     Args:
         bds: per direction ("mm2s", "s2mm"), the BDs of each end on the tile.
-        compact: the channels of each direction numbered from 0 with none skipped (mlir-aie's own numbering
-            at the objectfifo level, lowest free first), not any distinct channels.
 
     Each direction's ends go to distinct channels; a channel's parity picks its pool, which both directions
     share. Exact, over every split of each direction's ends into the two parities (the planner's greedy
@@ -122,11 +120,11 @@ def pools_fit(device: Device, tile: Coord, bds: dict[str, list[int]], compact: b
         return True
     sums: list[set[int]] = []  # per direction, the BDs its ends can put on the even pool
     for d, ends in bds.items():
-        n = len(ends) if compact else device.dma_channels(tile, d)
+        n = device.dma_channels(tile, d)
         slots = [sum(1 for c in range(n) if c % 2 == p) for p in (0, 1)]
         if len(ends) > sum(slots) or len(ends) > device.dma_channels(tile, d):
             return False
-        evens = range(slots[0], slots[0] + 1) if compact else range(max(0, len(ends) - slots[1]), slots[0] + 1)
+        evens = range(max(0, len(ends) - slots[1]), slots[0] + 1)
         sums.append({sum(pick) for k in evens for pick in itertools.combinations(ends, min(k, len(ends)))})
     return any(total - pool <= sum(even) <= pool for even in itertools.product(*sums))
 

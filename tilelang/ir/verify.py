@@ -38,7 +38,7 @@ from tilelang.ir.design import (
     staging_name,
 )
 from tilelang.ir.dtypes import DType
-from tilelang.ir.kernel import AnyKernel
+from tilelang.ir.kernel import AnyKernel, Kernel, KOp, OpKind
 from tilelang.ir.liveness import must_read
 from tilelang.ir.pattern import AccessPattern
 from tilelang.ir.source import at
@@ -496,8 +496,37 @@ def _verify_cores(design: Design, fifos: dict[str, Fifo], kernels: dict[str, Any
                 if ports.setdefault(s.fifo, s.port) is not s.port:
                     raise DesignError(f"core {c.name!r} both produces and consumes fifo {s.fifo!r}")
         _check_calls(c, c.body, 0, fifos, kernels, ports, {x.name: x for x in design.cascades})
+        _check_datapaths(design, c, c.body, kernels)
         check_sync(c, fifos)
         check_locals(c, kernels)
+
+
+#: Ops that move or name data without computing on it: any dtype the device can store.
+_DATA_OPS = frozenset({OpKind.LOAD, OpKind.STORE, OpKind.SLICE, OpKind.CONST})
+
+
+def _check_datapaths(design: Design, core: Core, body: tuple[Stmt, ...], kernels: dict[str, AnyKernel]) -> None:
+    """Every traced kernel a core calls computes only in dtypes the device's cores have a datapath for (an AIE1
+    core has none for bf16): refused here, so that no mode simulates or emits what the hardware cannot run."""
+    dev = design.device
+    for s in body:
+        if isinstance(s, Loop):
+            _check_datapaths(design, core, s.body, kernels)
+            continue
+        k = kernels.get(s.kernel) if isinstance(s, Call) else None
+        if not isinstance(k, Kernel):
+            continue
+        for op in k.body:
+            if op.kind in _DATA_OPS:
+                continue
+            types = [op.type, *(x.type if isinstance(x, KOp) else getattr(x, "value_type", None) for x in op.operands)]
+            for t in types:
+                dt = t.dtype if isinstance(t, TileType) else t
+                if isinstance(dt, DType) and dt.name != "i1" and not dev.supports_dtype(dt):
+                    raise DesignError(
+                        f"core {core.name!r}: kernel {k.name!r}{at(s.loc)} computes in {dt.name} ({op.kind.value}), "
+                        f"but {dev.name} ({dev.family}) cores have no {dt.name} datapath; compute in one of "
+                        f"{', '.join(sorted(dev.arch.macs_table()))} (data may still be moved as {dt.name})")
 
 
 def _check_calls(core: Core, body: tuple[Stmt, ...], depth: int, fifos, kernels, ports: dict[str, Port],
