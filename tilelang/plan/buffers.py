@@ -261,17 +261,36 @@ def _fits_down(bp: BankProblem, banks: dict[str, int], b: int, floor: int, ceili
 
 
 def _spill(mem: TileMemory, items: list[Item], out: dict[str, BufferPlacement], top: int) -> None:
-    """Place buffers that fit no single bank into any free gap (spanning banks)."""
+    """Place buffers that fit no single bank into any free gap (spanning banks); when the banks' layout leaves
+    no gap large enough, the tile's buffers are laid end to end above the stack instead (largest first),
+    their banks whatever that gives: a plan that fits before one that avoids shared banks."""
     taken = sorted([(0, mem.stack)] + [(b.offset, b.end) for b in out.values() if b.tile == mem.tile])
     for it in items:
         at = _gap(taken, it.size, top)
         if at is None:
-            raise PlanError(
-                f"tile {fmt_tile(mem.tile)}: the buffers need {mem.need} B of its {mem.capacity} B but do not fit "
-                f"contiguously (buffer {it.name} of {it.size} B finds no gap); reduce fifo depths or element sizes"
-            )
+            _end_to_end(mem, out, it)
+            return
         out[it.name] = BufferPlacement(mem.tile, at // mem.bank_bytes, at, it.size, it.fifo, it.index)
         taken = sorted([*taken, (at, at + it.size)])
+
+
+def _end_to_end(mem: TileMemory, out: dict[str, BufferPlacement], stuck: Item) -> None:
+    """Every buffer of ``mem``'s tile laid end to end from the top of its stack, largest first.
+
+    Raises:
+        PlanError: they do not fit even so (``stuck``, the buffer that found no gap, is named).
+    """
+    at = mem.stack
+    for it in sorted(mem.items(), key=lambda it: (-it.size, it.set_id, it.index)):
+        at = align(at)
+        if at + it.size > mem.capacity:
+            raise PlanError(
+                f"tile {fmt_tile(mem.tile)}: the buffers need {mem.need} B of its {mem.capacity} B but do not fit "
+                f"contiguously (buffer {stuck.name} of {stuck.size} B finds no gap); reduce fifo depths or element "
+                f"sizes"
+            )
+        out[it.name] = BufferPlacement(mem.tile, at // mem.bank_bytes, at, it.size, it.fifo, it.index)
+        at += it.size
 
 
 def _gap(taken: list[tuple[int, int]], size: int, top: int) -> int | None:
