@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NoReturn
 
 import numpy as np
@@ -250,41 +250,26 @@ def _hold_only(what: str, value: object) -> NoReturn:
     )
 
 
+def _refused(symbol: str) -> Callable[[object, object], NoReturn]:
+    """A binary operator method of :class:`_Held` that refuses ``symbol``."""
+
+    def op(self: object, other: object) -> NoReturn:
+        _hold_only(f"arithmetic ({symbol}) on", self)
+
+    return op
+
+
 class _Held:
     """What a core body holds (an element, a window, a buffer): arithmetic, indexing and numpy on it are refused."""
 
-    def __add__(self, o: object) -> NoReturn:
-        _hold_only("arithmetic (+) on", self)
-
-    def __sub__(self, o: object) -> NoReturn:
-        _hold_only("arithmetic (-) on", self)
-
-    def __mul__(self, o: object) -> NoReturn:
-        _hold_only("arithmetic (*) on", self)
-
-    def __truediv__(self, o: object) -> NoReturn:
-        _hold_only("arithmetic (/) on", self)
-
-    def __floordiv__(self, o: object) -> NoReturn:
-        _hold_only("arithmetic (//) on", self)
-
-    def __mod__(self, o: object) -> NoReturn:
-        _hold_only("arithmetic (%) on", self)
-
-    def __pow__(self, o: object) -> NoReturn:
-        _hold_only("arithmetic (**) on", self)
-
-    def __matmul__(self, o: object) -> NoReturn:
-        _hold_only("arithmetic (@) on", self)
-
-    __radd__ = __add__
-    __rsub__ = __sub__
-    __rmul__ = __mul__
-    __rtruediv__ = __truediv__
-    __rfloordiv__ = __floordiv__
-    __rmod__ = __mod__
-    __rpow__ = __pow__
-    __rmatmul__ = __matmul__
+    __add__ = __radd__ = _refused("+")
+    __sub__ = __rsub__ = _refused("-")
+    __mul__ = __rmul__ = _refused("*")
+    __truediv__ = __rtruediv__ = _refused("/")
+    __floordiv__ = __rfloordiv__ = _refused("//")
+    __mod__ = __rmod__ = _refused("%")
+    __pow__ = __rpow__ = _refused("**")
+    __matmul__ = __rmatmul__ = _refused("@")
 
     def __neg__(self) -> NoReturn:
         _hold_only("arithmetic (unary -) on", self)

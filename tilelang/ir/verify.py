@@ -482,6 +482,7 @@ def verify_design(design: Design, *, checked: set[tuple] | None = None) -> None:
 
 def _verify_cores(design: Design, fifos: dict[str, Fifo], kernels: dict[str, AnyKernel]) -> None:
     pins: dict[tuple[int, int], str] = {}
+    checked: set[str] = set()
     for c in design.cores:
         if c.tile is not None:
             check_core_tile(c.name, c.tile, design.device, c.loc)
@@ -496,7 +497,7 @@ def _verify_cores(design: Design, fifos: dict[str, Fifo], kernels: dict[str, Any
                 if ports.setdefault(s.fifo, s.port) is not s.port:
                     raise DesignError(f"core {c.name!r} both produces and consumes fifo {s.fifo!r}")
         _check_calls(c, c.body, 0, fifos, kernels, ports, {x.name: x for x in design.cascades})
-        _check_datapaths(design, c, c.body, kernels)
+        _check_datapaths(design, c, c.body, kernels, checked)
         check_sync(c, fifos)
         check_locals(c, kernels)
 
@@ -505,17 +506,20 @@ def _verify_cores(design: Design, fifos: dict[str, Fifo], kernels: dict[str, Any
 _DATA_OPS = frozenset({OpKind.LOAD, OpKind.STORE, OpKind.SLICE, OpKind.CONST})
 
 
-def _check_datapaths(design: Design, core: Core, body: tuple[Stmt, ...], kernels: dict[str, AnyKernel]) -> None:
+def _check_datapaths(design: Design, core: Core, body: tuple[Stmt, ...], kernels: dict[str, AnyKernel],
+                     checked: set[str]) -> None:
     """Every traced kernel a core calls computes only in dtypes the device's cores have a datapath for (an AIE1
-    core has none for bf16): refused here, so that no mode simulates or emits what the hardware cannot run."""
+    core has none for bf16): refused here, so that no mode simulates or emits what the hardware cannot run.
+    ``checked``: the kernels already found fine (each is read once per design)."""
     dev = design.device
     for s in body:
         if isinstance(s, Loop):
-            _check_datapaths(design, core, s.body, kernels)
+            _check_datapaths(design, core, s.body, kernels, checked)
             continue
         k = kernels.get(s.kernel) if isinstance(s, Call) else None
-        if not isinstance(k, Kernel):
+        if not isinstance(k, Kernel) or k.name in checked:
             continue
+        checked.add(k.name)
         for op in k.body:
             if op.kind in _DATA_OPS:
                 continue

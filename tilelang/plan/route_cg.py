@@ -34,6 +34,8 @@ from tilelang.plan.quiet import new_highs
 from tilelang.plan.solve import clock
 from tilelang.plan.steiner import EXACT_LIMIT, steiner_exact, steiner_lower_bound
 
+#: Pricing rounds at most (the routing ILP may ask for fewer: ``route_ilp.CG_WORK``).
+MAX_ROUNDS = 200
 #: Cost of one channel of capacity violation in the master (far above any wirelength).
 BIG = 1.0e4
 _EPS = 1e-6
@@ -175,7 +177,7 @@ def column_generation(
     initial: Sequence[Sequence[tuple[int, ...]]],
     weight: float,
     budget: float,
-    max_rounds: int = 200,
+    max_rounds: int = MAX_ROUNDS,
 ) -> CGState:
     """Generate columns until none prices out or ``budget`` seconds pass.
 

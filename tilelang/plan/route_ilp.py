@@ -36,7 +36,7 @@ from tilelang.errors import PlanError
 from tilelang.ir.plan import SolveInfo
 from tilelang.plan.fabric import Fabric, describe, shortest_path, steiner_tree, tree_reaches
 from tilelang.plan.negotiated import Flow, RouteResult, overflow_of, usage
-from tilelang.plan.route_cg import CGState, column_generation
+from tilelang.plan.route_cg import MAX_ROUNDS, CGState, column_generation
 from tilelang.plan.route_edge import build_edge_model, model_size
 from tilelang.plan.routing import Routing, no_routing_message, to_routes
 from tilelang.plan.solve import Solution, SolveLog, clock, run_with_deadline, solve_model
@@ -50,12 +50,11 @@ MASTER_NODES = 2000
 MASTER_TREES = 1500
 #: Branch-and-bound nodes of the exact edge ILP.
 EDGE_NODES = 200
-#: Pricing rounds of the column generation at most, and the flows priced over all rounds at most (rounds =
-#: CG_WORK / flows, at least CG_MIN_ROUNDS): the work bound. npu1's and npu2's whole-array GEMMs (40 and 72
+#: Flows the column generation prices over all its rounds at most (rounds = CG_WORK / flows, at least
+#: CG_MIN_ROUNDS, at most route_cg.MAX_ROUNDS): the work bound. npu1's and npu2's whole-array GEMMs (40 and 72
 #: flows) may price 125 and 69 rounds and prove their routes optimal in a few; a 400-core PLIO-fed cascade
 #: GEMM on xcvc1902 (180 flows, 80 of them broadcasts, on 1,682 links) prices for about 0.8 s a round, and
 #: its LP turns fractional after 28 rounds, past which its master IP took 90 to 180 s: it stops at 27.
-CG_ROUNDS = 200
 CG_WORK = 5000
 CG_MIN_ROUNDS = 10
 
@@ -198,7 +197,7 @@ def ilp_route(
     if base.clocked:
         log.fired("negotiated congestion")
     best = list(base.trees) if base.legal else None
-    rounds = max(CG_MIN_ROUNDS, min(CG_ROUNDS, CG_WORK // len(flows)))
+    rounds = max(CG_MIN_ROUNDS, min(MAX_ROUNDS, CG_WORK // len(flows)))
     cg = run_with_deadline(column_generation, (fab, flows, _initial_columns(fab, flows, base), w, 0.6 * left(), rounds),
                            0.7 * left())
     state: CGState | None = cg.result
