@@ -436,6 +436,8 @@ class Figure:
         simulate: the model's value, in ``unit``.
         role: CALIBRATION, VALIDATION or SHOWN.
         why: for calibration, the constant it set; for shown rows, why it is not counted.
+        level: KERNEL for one kernel call priced alone, "design" for a run of a whole design (cores,
+            data movement, host).
     """
 
     name: str
@@ -447,7 +449,11 @@ class Figure:
     simulate: Callable[[], float]
     role: str
     why: str = ""
+    level: str = "design"
 
+
+#: Figure.level of a figure that prices one kernel call alone (no data movement, no other core).
+KERNEL = "kernel"
 
 PG4C = "https://github.com/Xilinx/mlir-aie/blob/main/programming_guide/section-4/section-4c/README.md"
 I2735 = "https://github.com/Xilinx/mlir-aie/issues/2735"
@@ -607,16 +613,183 @@ def strided_fill_gbps(run_elems: int = 4, device: str = "npu2") -> float:
     return ch.bytes / ch.busy * tl.device(device).clock_hz / 1e9
 
 
+# -- [KC] mlir-aie's nightly kernel checks: one traced call of each kernel on npu1 and npu2 hardware --------
+
+#: [KC]: Xilinx/mlir-aie ``kernel-checks/npu1/latest.json`` and ``kernel-checks/npu2/latest.json``, the same
+#: CI run (36734464439, mlir-aie 91ee8c89c8, Peano 22.0.0+b0d37423), published at
+#: https://xilinx.github.io/mlir-aie/kernel-checks/.
+KC_NPU1 = ("https://github.com/Xilinx/mlir-aie/blob/main/kernel-checks/npu1/latest.json (\"device\": \"Phoenix\", "
+           "\"pmode\": \"turbo\")")
+KC_NPU2 = ("https://github.com/Xilinx/mlir-aie/blob/main/kernel-checks/npu2/latest.json (\"device\": \"Krackan\", "
+           "\"pmode\": \"turbo\")")
+
+
+def _kc_elementwise(op: str, n: int, dt, out=None):
+    """A one-call elementwise kernel over ``n`` values of ``dt`` (``out``: the result's dtype)."""
+    out = out or dt
+    x_t, o_t = tl.Tile[(n,), dt], tl.Tile[(n,), out]
+    if op == "passthrough":
+        def k(a: x_t, c: o_t):
+            c[...] = a
+    elif op == "scale":
+        def k(a: x_t, c: o_t, f: dt):  # IRON's scale: a vector times a scalar of its own dtype
+            c[...] = a * f
+    elif op in ("add", "mul"):
+        def k(a: x_t, b: x_t, c: o_t):
+            c[...] = a + b if op == "add" else a * b
+    elif op == "relu":
+        def k(a: x_t, c: o_t):
+            c[...] = tl.relu(a)
+    elif op == "leaky_relu":
+        def k(a: x_t, c: o_t):
+            c[...] = tl.maximum(a, a * 0.01)
+    elif op == "axpy":
+        # IRON's saxpy, "z = a * x + y" over bf16 tiles: its f32 scalar multiplies bf16 lanes (a bf16 MAC into
+        # f32), so the scalar is taken in the tiles' dtype (the DSL refuses mixed operands)
+        def k(x: x_t, y: x_t, z: o_t, a: dt):
+            z[...] = a * x + y
+    elif op == "convert":
+        def k(a: x_t, c: o_t):
+            c[...] = a.astype(out)
+    elif op == "zero":
+        def k(c: o_t):
+            c[...] = 0
+    elif op in ("reduce_add", "reduce_max"):
+        def k(a: x_t, c: tl.Tile[(1,), out]):
+            c[...] = tl.sum(a) if op == "reduce_add" else tl.max(a)
+    else:  # pragma: no cover - the rows below name only the ops above
+        raise ValueError(op)
+    k.__name__ = f"{op}_{n}"
+    return tl.kernel(k)
+
+
+def _kc_matmul(m: int, k: int, n: int, dt, out):
+    """IRON's ``mm``: one call of C += A @ B, A m x k, B k x n of ``dt``, C m x n of ``out`` (as
+    tl.library.matmul's accumulating kernel)."""
+
+    @tl.kernel
+    def mm(a: tl.Tile[(m, k), dt], b: tl.Tile[(k, n), dt], c: tl.Tile[(m, n), out]):
+        c[...] += tl.matmul(a, b, acc=out)
+
+    return mm
+
+
+def _kc_matvec(m: int, k: int, dt, out, accumulate: bool):
+    """IRON's ``mv``: one call of c (+)= A @ b, A m x k, b k long, c m long."""
+
+    @tl.kernel
+    def mv(a: tl.Tile[(m, k), dt], b: tl.Tile[(k, 1), dt], c: tl.Tile[(m, 1), out]):
+        if accumulate:
+            c[...] += tl.matmul(a, b, acc=out)
+        else:
+            c[...] = tl.matmul(a, b, acc=out)
+
+    return mv
+
+
+def kc_cycles(build: Callable[[], object], device: str) -> float:
+    """[KC] cycles of one call of the kernel ``build`` makes, priced by the cost model on ``device``."""
+    return cost.kernel_cycles(build(), tl.device(device))
+
+
+def _kc_softmax(n: int):
+    from tilelang.library.softmax import softmax_kernel
+
+    return softmax_kernel(1, n, tl.bf16)
+
+
+#: [KC] rows: (what, row name in the JSON, kernel builder, npu1 cycles, npu2 cycles, role per device, why).
+#: A cycle count of None: the row is not in that device's file. The role is VALIDATION unless named.
+KC_ROWS = [
+    ("copy 1024 i16", "passthrough/1024x16/int16", lambda: _kc_elementwise("passthrough", 1024, tl.i16), 72, 42),
+    ("copy 2048 i32", "passthrough/2048x16/int32", lambda: _kc_elementwise("passthrough", 2048, tl.i32), 264, 138),
+    ("copy 4096 i16", "passthrough/4096x16/int16", lambda: _kc_elementwise("passthrough", 4096, tl.i16), 264, 138),
+    ("copy 4096 u8 (i8 here)", "passthrough/4096x16/uint8", lambda: _kc_elementwise("passthrough", 4096, tl.i8),
+     136, 74),
+    ("scale 1024 i16 by a scalar", "scale/1024x16/int16", lambda: _kc_elementwise("scale", 1024, tl.i16), 78, 46),
+    ("scale 1024 i32 by a scalar", "scale/1024x16/int32", lambda: _kc_elementwise("scale", 1024, tl.i32), 275, 338),
+    ("add 256 bf16", "add_sized/256x16/bfloat16/llama-decode", lambda: _kc_elementwise("add", 256, tl.bf16), 30, 42),
+    ("add 1024 bf16", "add/1024x16/bfloat16", lambda: _kc_elementwise("add", 1024, tl.bf16), 78, 150),
+    ("add 2048 bf16", "add_sized/2048x16/bfloat16/llama-prefill", lambda: _kc_elementwise("add", 2048, tl.bf16),
+     142, 294),
+    ("mul 256 bf16", "mul_sized/256x16/bfloat16/llama-decode-attn-scale",
+     lambda: _kc_elementwise("mul", 256, tl.bf16), 30, 40),
+    ("mul 1024 bf16", "mul/1024x16/bfloat16", lambda: _kc_elementwise("mul", 1024, tl.bf16), 78, 142),
+    ("mul 2048 bf16", "mul_sized/2048x16/bfloat16/llama-prefill-attn-scale",
+     lambda: _kc_elementwise("mul", 2048, tl.bf16), 142, 278),
+    ("mul 4096 bf16", "mul_sized/4096x16/bfloat16/llama-prefill-ffn", lambda: _kc_elementwise("mul", 4096, tl.bf16),
+     270, 550),
+    ("relu 1024 bf16", "relu/1024x16/bfloat16", lambda: _kc_elementwise("relu", 1024, tl.bf16), 75, 42),
+    ("leaky relu 1024 bf16", "leaky_relu/1024x16/bfloat16", lambda: _kc_elementwise("leaky_relu", 1024, tl.bf16),
+     188, 86),
+    ("axpy 1024 bf16, f32 scalar", "axpy/1024x16/bfloat16", lambda: _kc_elementwise("axpy", 1024, tl.bf16), 87, 178),
+    ("convert 1024 f32 -> bf16", "convert_copy/1024x16/float32_bfloat16",
+     lambda: _kc_elementwise("convert", 1024, tl.f32, tl.bf16), 144, 88),
+    ("sum of 1024 i32", "reduce_add/1024x16/int32", lambda: _kc_elementwise("reduce_add", 1024, tl.i32), 147, 215),
+    ("max of 1024 i32", "reduce_max/1024x16/int32", lambda: _kc_elementwise("reduce_max", 1024, tl.i32), 155, 224),
+    ("max of 1024 bf16", "reduce_max/1024x16/bfloat16", lambda: _kc_elementwise("reduce_max", 1024, tl.bf16),
+     90, 125),
+    ("softmax of 1024 bf16", "softmax/1024x16/bfloat16", lambda: _kc_softmax(1024), 1845, 993),
+    ("softmax of 2048 bf16", "softmax/2048x16/bfloat16/llama-prefill", lambda: _kc_softmax(2048), 3253, 1905),
+    ("zero 4096 i32 (mm's C init)", "mm/64x32x64x16/int8_int32 \"init[2] min\"",
+     lambda: _kc_elementwise("zero", 4096, tl.i32), 518, 262),
+    ("zero 4096 bf16 (mm's C init)", "mm/64x64x64x16/bfloat16/emulate_bf16_mmul_with_bfp16=True/llama-prefill "
+     "\"init[2] min\"", lambda: _kc_elementwise("zero", 4096, tl.bf16), None, 134),
+    ("C += A @ B 64x32x64 i8 -> i32", "mm/64x32x64x16/int8_int32", lambda: _kc_matmul(64, 32, 64, tl.i8, tl.i32),
+     1449, 733),
+    ("C += A @ B 64x32x64 i16 -> i32", "mm/64x32x64x16/int16_int32",
+     lambda: _kc_matmul(64, 32, 64, tl.i16, tl.i32), 3213, 1977),
+    ("C += A @ B 64x32x64 bf16 -> f32", "mm/64x32x64x16/bfloat16_float32",
+     lambda: _kc_matmul(64, 32, 64, tl.bf16, tl.f32), 1881, 5465),
+    ("C += A @ B 64^3 bf16 (bfp16), bf16 C", "mm/64x64x64x16/bfloat16/emulate_bf16_mmul_with_bfp16=True/llama-prefill",
+     lambda: _kc_matmul(64, 64, 64, tl.bf16, tl.bf16), None, 1469),
+    ("c += A @ b 32x32 i16 -> i32", "mv/32x32x16/int16_int32", lambda: _kc_matvec(32, 32, tl.i16, tl.i32, True),
+     95, 127),
+    ("c = A @ b 32x256 bf16", "mv/32x256x16/bfloat16", lambda: _kc_matvec(32, 256, tl.bf16, tl.bf16, False),
+     1264, 788),
+    ("c = A @ b 4x64 bf16", "mv/4x64x16/bfloat16/vec_size=32", lambda: _kc_matvec(4, 64, tl.bf16, tl.bf16, False),
+     117, 110),
+    ("c = A @ b 4x2048 bf16", "mv/4x2048x16/bfloat16/vec_size=64",
+     lambda: _kc_matvec(4, 2048, tl.bf16, tl.bf16, False), 694, 408),
+]
+#: [KC] rows not counted, by (row name, device), with the reason.
+KC_SHOWN = {
+    ("scale/1024x16/int16", "npu1"): "the same kernel, size and device as the [PG4c] row that set CALL_OVERHEAD "
+                                     "(another compiler: Peano, not Chess)",
+    ("mm/64x32x64x16/bfloat16_float32", "npu2"): "plain bf16 MACs on AIE2P, a kernel mode the cost model does not "
+                                                 "price (bf16 is the bfp16-emulated path)",
+}
+
+
+def kc_figures() -> list[Figure]:
+    """[KC]'s figures, npu1's then npu2's."""
+    out = []
+    for device, source, col in (("npu1", KC_NPU1, 3), ("npu2", KC_NPU2, 4)):
+        for row in KC_ROWS:
+            published = row[col]
+            if published is None:
+                continue
+            name, key, build = row[0], row[1], row[2]
+            why = KC_SHOWN.get((key, device), "")
+            quote = f"\"{key}\": \"cycles\": {{\"value\": {published}"
+            if "init[2]" in key:
+                quote = f"{key} {published}"
+            out.append(Figure(f"{name}, one call (KC)", device, source, quote, published, "cycles",
+                              lambda build=build, device=device: kc_cycles(build, device),
+                              SHOWN if why else VALIDATION, why, KERNEL))
+    return out
+
+
 def figures() -> list[Figure]:
     """Every figure, calibration first."""
     return [
         Figure("vector_scalar_mul 1024 x i16 kernel", "npu1", PG4C, "Our final optimized cycle count for the "
-               "kernel was 72 cycles", 72, "cycles", vector_scalar_mul_kernel, CALIBRATION, "CALL_OVERHEAD"),
+               "kernel was 72 cycles", 72, "cycles", vector_scalar_mul_kernel, CALIBRATION, "CALL_OVERHEAD", level=KERNEL),
         Figure("64^3 bf16 kernel alone, % of peak", "npu1", I2735, "the external kernels reach at most ~80% "
-               "utilization", 80, "%", lambda: 100 * bf16_kernel_efficiency(), CALIBRATION, "MATMUL_BLOCK_OVERHEAD"),
+               "utilization", 80, "%", lambda: 100 * bf16_kernel_efficiency(), CALIBRATION, "MATMUL_BLOCK_OVERHEAD", level=KERNEL),
         Figure("64^3 i16 kernel alone, % of peak", "npu1", I2735, "the external kernels reach at most ~80% "
                "utilization", 80, "%", lambda: 100 * i16_kernel_efficiency(), CALIBRATION,
-               "MATMUL_BLOCK_OVERHEAD (the same figure)"),
+               "MATMUL_BLOCK_OVERHEAD (the same figure)", level=KERNEL),
         Figure("whole_array 2048^3 i8->i32, 32^3 tiles", "npu2", RNL, "| 2048³ | i8→i32 | 32³ | 8.73 ms | 1.97 TOPS |",
                8730, "us", lambda: rnl_us(2048, tl.i8, tl.i32, (32, 32, 32)), CALIBRATION,
                "OUTSTANDING_BURSTS (the published row the model finds most bound by one shim channel)"),
@@ -646,16 +819,16 @@ def figures() -> list[Figure]:
         Figure("whole-array GEMM 2048^3 bf16, % of peak", "npu1", I2735, "~50% for bf16 (tile size m=n=k=64)", 50,
                "%", lambda: 100 * gemm_efficiency(2048, tl.bf16, 4, 4), VALIDATION),
         Figure("FIR 32 taps, 512 outputs, 1 kernel", "xcvc1902", EQUEUE, "EQueue: 2048 vs 2276 cycles single kernel", 2276,
-               "cycles", fir_single, VALIDATION),
+               "cycles", fir_single, VALIDATION, level=KERNEL),
         Figure("FIR 32 taps, 512 outputs, 4 kernels", "xcvc1902", EQUEUE, "538 vs 539 cycles, 4 kernels", 539,
                "cycles", lambda: fir_chain()[0], VALIDATION),
         Figure("64^3 i8 matmul kernel, i32 out", "xcve2802", XD100, "32 bits output 1750 58%", 1750, "cycles",
-               lambda: aieml_int8_kernel_cycles(tl.i32), VALIDATION),
+               lambda: aieml_int8_kernel_cycles(tl.i32), VALIDATION, level=KERNEL),
         Figure("64^3 i8 matmul kernel, i16 out", "xcve2802", XD100, "16 bits output 1121 91%", 1121, "cycles",
-               lambda: aieml_int8_kernel_cycles(tl.i16), VALIDATION),
+               lambda: aieml_int8_kernel_cycles(tl.i16), VALIDATION, level=KERNEL),
         Figure("32^3 bf16 kernel on one core, GFLOP/s", "npu1", XDNA, "Benchmarking the kernel on an XDNA1 NPU "
                "(AMD Ryzen 7 8700G), we achieved 398 BF16 GFLOPS.", 398, "GFLOP/s", xdna1_bf16_kernel_gflops,
-               VALIDATION),
+               VALIDATION, level=KERNEL),
         Figure("whole-array GEMM 2048^3 i8 -> i32, TOPS", "npu2", IRON172, "2048³ ≈7–8.2 TOPS", 8.2, "TOPS",
                npu2_int8_gemm_tops, VALIDATION),
         Figure("IRON GEMM 1024x2048x1024 bf16, latency", "npu1", FLM, "| 1024 / 2048 / 1024 | **2134 us** | 2738 us |",
@@ -669,18 +842,18 @@ def figures() -> list[Figure]:
                "9.83e-3        | 0.920       |", 920, "us", lambda: iron_gemm_us(512, 1024, 4096, "npu2", 64, 32, 128),
                VALIDATION),
         Figure("64x64x32 bf16 (bfp16) kernel call, f32 out", "npu2", NPUE, "| 256×256×256 | **bfp16 `(8,8,8)`** | "
-               "**954.7** | **137.3** | **53.6%** |", 954.7, "cycles", npu2_bf16_kernel_cycles, VALIDATION),
+               "**954.7** | **137.3** | **53.6%** |", 954.7, "cycles", npu2_bf16_kernel_cycles, VALIDATION, level=KERNEL),
         Figure("whole_array M x 512 x 512 bf16 (bfp16), 64x64x32 tiles, us per row of A", "npu2", NPUE,
                "| 2048 | 477.2 µs | 2.25 | ... | 4096 | 821.7 µs | **2.61** (best 2.74) |: (821.7 - 477.2) / 2048",
                (821.7 - 477.2) / 2048, "us", npu2_marginal_us_per_row, VALIDATION),
         Figure("16x8 @ 8x8 i16 matmul kernel, one call", "xcvc1902", XUP, "the matmult_int16 kernel takes 72 cycles "
-               "to complete", 72, "cycles", lambda: aie1_small_matmul_cycles(tl.i16), VALIDATION),
+               "to complete", 72, "cycles", lambda: aie1_small_matmul_cycles(tl.i16), VALIDATION, level=KERNEL),
         Figure("softmax of 2048 bf16, one kernel call", "xcve2802", SMX_ML, "the softmax kernel takes up to 8,083 "
                "cycles to process 2048 classes", 8083, "cycles", lambda: softmax_kernel_cycles(tl.bf16, "xcve2802"),
-               VALIDATION),
+               VALIDATION, level=KERNEL),
         Figure("softmax of 2048 f32, one kernel call", "xcvc1902", SMX_AIE, "the softmax kernel takes 25,306 cycles "
                "to process 2048 classes", 25306, "cycles", lambda: softmax_kernel_cycles(tl.f32, "xcvc1902"),
-               VALIDATION),
+               VALIDATION, level=KERNEL),
         Figure("shim DMA in and out of one core, 1 KiB windows, bytes per cycle", "xcvc1902", GMIO,
                "Throughput (by AIE kernel cycles in=1,out=1) =6545.68M Bytes/s (at the tutorial's assumed 1 GHz)",
                6.54568, "B/cycle", gmio_bytes_per_cycle, VALIDATION),
@@ -691,20 +864,20 @@ def figures() -> list[Figure]:
                "233 µs | 1.15 TFLOPS |", 233, "us", lambda: rnl_us(512, tl.bf16, tl.f32, (32, 32, 32)), SHOWN,
                "plain bf16 MACs, a kernel mode the cost model does not price (bf16 is the bfp16-emulated path)"),
         Figure("64^3 i16 matmul, ideal cycles", "npu1", PG4C, "2048 cycles = 262,144/ 64", 2048, "cycles",
-               matmul_i16_mac_bound, SHOWN, "conflicting sources: 262,144 / 64 is 4096"),
+               matmul_i16_mac_bound, SHOWN, "conflicting sources: 262,144 / 64 is 4096", level=KERNEL),
         Figure("single-core 512^3 bf16, % of peak", "npu1", I1198, "chess ukernel: 152'000 [us]: 43% of peak",
                43, "%", lambda: 100 * gemm_efficiency(512, tl.bf16, 1, 1), SHOWN,
                "IREE's design and kernel; every invocation pays a dispatch from another host stack"),
         Figure("16x8 @ 8x8 f32 matmul kernel, one call", "xcvc1902", XUP, "| float | 231 |", 231, "cycles",
                lambda: aie1_small_matmul_cycles(tl.f32), SHOWN, "the same lab's appendix table as its i16 row "
-               "(one measurement of one source; the table's kernel version is not stated)"),
+               "(one measurement of one source; the table's kernel version is not stated)", level=KERNEL),
         Figure("16x8 @ 8x8 i32 matmul kernel, one call", "xcvc1902", XUP, "| int32 | 168 |", 168, "cycles",
                lambda: aie1_small_matmul_cycles(tl.i32), SHOWN, "the same lab's appendix table as its i16 row "
-               "(one measurement of one source; the table's kernel version is not stated)"),
+               "(one measurement of one source; the table's kernel version is not stated)", level=KERNEL),
         Figure("16x8 @ 8x8 i8 matmul kernel, one call", "xcvc1902", XUP, "| int8 | 45 |", 45, "cycles",
                lambda: aie1_small_matmul_cycles(tl.i8), SHOWN, "the same lab's appendix table as its i16 row "
-               "(one measurement of one source; the table's kernel version is not stated)"),
-    ]
+               "(one measurement of one source; the table's kernel version is not stated)", level=KERNEL),
+    ] + kc_figures()
 
 
 @dataclass(frozen=True)
@@ -723,16 +896,24 @@ def measure() -> list[Row]:
     return [Row(f, float(f.simulate())) for f in figures()]
 
 
-def headline(rows: list[Row]) -> str:
-    """The validation set's median and worst absolute error."""
-    errors = sorted((abs(r.error), r.figure.name) for r in rows if r.figure.role == VALIDATION)
+def _summary(rows: list[Row], what: str) -> str:
+    errors = sorted((abs(r.error), r.figure.name, r.figure.device) for r in rows)
     if not errors:
-        return "validation set: empty"
-    median = float(np.median([e for e, _ in errors]))
-    worst, name = errors[-1]
-    devices = sorted({r.figure.device for r in rows if r.figure.role == VALIDATION})
-    return (f"validation set: {len(errors)} figures on {', '.join(devices)}; median |error| {median:.1%}, "
-            f"worst {worst:.1%} ({name})")
+        return f"{what}: empty"
+    median = float(np.median([e for e, _, _ in errors]))
+    worst, name, device = errors[-1]
+    devices = sorted({r.figure.device for r in rows})
+    return (f"{what}: {len(errors)} figures on {', '.join(devices)}; median |error| {median:.1%}, "
+            f"worst {worst:.1%} ({name}, {device})")
+
+
+def headline(rows: list[Row]) -> str:
+    """The validation set's median and worst absolute error, then the same for its kernel calls and its designs."""
+    valid = [r for r in rows if r.figure.role == VALIDATION]
+    kernels = [r for r in valid if r.figure.level == KERNEL]
+    designs = [r for r in valid if r.figure.level != KERNEL]
+    return "\n".join([_summary(valid, "validation set"), "  " + _summary(kernels, "of which kernel calls alone"),
+                      "  " + _summary(designs, "of which whole designs")])
 
 
 def _role(f: Figure) -> str:
@@ -767,7 +948,7 @@ def markdown(rows: list[Row]) -> str:
                 quote = f.quote.replace("|", "\\|")
                 out.append(f"| {_role(f)} | {f.name} | {f.device} | {f.published:g} {f.unit} | "
                            f"{r.simulated:.1f} {f.unit} | {r.error:+.1%} | {f.source} \"{quote}\" |")
-    out += ["", headline(rows)]
+    out += [""] + ["- " + line.strip() for line in headline(rows).splitlines()]
     return "\n".join(out)
 
 
