@@ -62,6 +62,22 @@ def assert_exact(got: np.ndarray, want: np.ndarray) -> None:
         np.testing.assert_array_equal(got.astype(np.float64), want.astype(np.float64))
 
 
+def test_a_bf16_scalar_runs_beside_a_bf16_loop_on_the_host() -> None:
+    """A bf16 scalar stored beside a bf16 loop (the shrunk example hypothesis found): passed by value as
+    bf16, LLVM's x86 back end called __truncsfbf2, which the JIT could not resolve ("Unknown function")."""
+    t = tl.Tile[(3, 4), tl.bf16]
+
+    @tl.kernel
+    def neg_then_scalar(a: t, c: t, s: tl.bf16):
+        c[...] = -a
+        c[0:1, 0:1] = s
+
+    a = np.arange(12, dtype=np.float32).reshape(3, 4).astype(ml_dtypes.bfloat16)
+    got, want = run_both(neg_then_scalar, {"a": a, "c": np.zeros((3, 4), ml_dtypes.bfloat16), "s": 2.5})
+    assert_exact(got["c"], want["c"])
+    assert float(got["c"][0, 0]) == 2.5
+
+
 # -- random kernels over the exact ops ----------------------------------------------------------
 
 

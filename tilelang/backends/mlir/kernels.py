@@ -50,14 +50,28 @@ def lower_kernel(kernel: Kernel, c_interface: bool = False) -> object:
         KernelError: for an op kind without a lowering rule.
     """
     m = mlir()
-    fn = m.func.FuncOp(kernel.name, function_type(kernel))
-    if c_interface:
+    if not c_interface:
+        fn = m.func.FuncOp(kernel.name, function_type(kernel))
+    else:
+        # On the host a bf16 scalar crosses the C interface as its 16-bit pattern and is bitcast inside:
+        # a bf16 passed by value would need the host's bf16 calling convention, which LLVM's x86 back end
+        # meets with a call to __truncsfbf2 that the JIT cannot resolve.
+        host = [m.ir.IntegerType.get_signless(16) if _bf16_scalar(p) else param_type(p) for p in kernel.params]
+        fn = m.func.FuncOp(kernel.name, m.ir.FunctionType.get(host, []))
         fn.attributes["llvm.emit_c_interface"] = m.ir.UnitAttr.get()
     block = fn.add_entry_block()
     with m.ir.InsertionPoint(block):
-        KernelLowering(kernel, list(block.arguments)).run()
+        args = list(block.arguments)
+        if c_interface:
+            args = [m.arith.BitcastOp(param_type(p), a).result if _bf16_scalar(p) else a
+                    for p, a in zip(kernel.params, args, strict=True)]
+        KernelLowering(kernel, args).run()
         m.func.ReturnOp([])
     return fn
+
+
+def _bf16_scalar(p: Param) -> bool:
+    return not isinstance(p.type, TileType) and p.type.name == "bf16"
 
 
 def declare_extern(name: str, params: tuple[Param, ...], object_file: str | None = None) -> object:
