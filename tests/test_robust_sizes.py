@@ -110,6 +110,20 @@ def test_the_emitter_refuses_an_unfittable_huge_dimension_without_factoring_it()
             fit_walk(Walk(0, ((n, 0), (16, 1))), 4, bits, 3, "a move", True)
 
 
+def test_a_repeat_is_checked_against_the_repeat_field_it_is_emitted_in():
+    """An outermost stride-0 dimension goes to dma_memcpy_nd's repeat slot (runtime_sequence.static_fields),
+    whose field holds 1..64, even when the walk would fit the wrap fields (up to 1023): 66 repeats used to
+    pass the check and then be refused by mlir-aie."""
+    from tilelang.backends.mlir.bd import Walk, fit_walk
+
+    bits = tl.device("npu1").bd_field_bits((0, 0))
+    assert fit_walk(Walk(0, ((64, 0), (16, 1))), 4, bits, 3, "a move", True).dims == ((64, 0), (16, 1))
+    with pytest.raises(PlanError, match="iteration field"):
+        fit_walk(Walk(0, ((66, 0), (16, 1))), 4, bits, 3, "a move", True)
+    with pytest.raises(PlanError, match="only the outermost dimension may"):
+        fit_walk(Walk(0, ((2, 64), (3, 0), (16, 1))), 4, bits, 3, "a move", True)
+
+
 def _join_design(depth: int) -> str:
     @tl.kernel
     def inc(a: tl.Tile[(1,), tl.i32], c: tl.Tile[(1,), tl.i32]):

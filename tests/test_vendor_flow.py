@@ -230,3 +230,20 @@ def test_a_split_and_join_with_offsets_out_of_order_pass_mlir_aie(order) -> None
     np.testing.assert_array_equal(tl.simulate(plan, A=a).outputs["C"], want)
     for level in ("objectfifo", "physical"):
         _through(plan, level, f"split {order}")
+
+
+@pytest.mark.parametrize("blocks", [65, 66, 130])
+def test_a_fill_repeated_more_than_the_repeat_field_holds_goes_through_mlir_aie(blocks: int) -> None:
+    """matvec's B fill repeats once per row block. From 66 blocks on, mlir-aie refused the module ("Size 3
+    exceeds the [1:64] range"): the check took the repeat for a wrap dimension (up to 1023) where the runtime
+    sequence puts it in dma_memcpy_nd's repeat slot (1..64). The library now cuts the repeats into runs of
+    at most 64, and the result still equals numpy."""
+    d = tl.library.matvec(blocks * 32, 64, in_dtype=tl.i16, device="npu1", cores=1)
+    plan = tl.plan(d, strategy="greedy")
+    rng = np.random.default_rng(blocks)
+    a = rng.integers(-5, 5, (blocks * 32, 64)).astype(np.int16)
+    b = rng.integers(-5, 5, (64,)).astype(np.int16)
+    out = tl.simulate(plan, A=a, B=b).outputs["C"]
+    np.testing.assert_array_equal(out.reshape(-1), (a.astype(np.int64) @ b.astype(np.int64)).reshape(-1))
+    for level in ("objectfifo", "physical"):
+        _through(plan, level, f"matvec with {blocks} row blocks")

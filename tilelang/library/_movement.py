@@ -85,6 +85,13 @@ class ShimLimits:
         if dims[-1][1] != 1:
             dims.append((1, 1))  # a BD's innermost dimension is contiguous: one element per step
         sizes = [n for n, _ in dims[:-1]] + [dims[-1][0] * elem_bytes / WORD_BYTES]
+        if any(s == 0 and n > 1 for n, s in dims[1:]):
+            return False  # only the outermost dimension may repeat
+        if len(dims) > 1 and dims[0][1] == 0:
+            # a repeat always takes the iteration field (the runtime sequence's repeat slot), even when the
+            # dimensions would fit the wrap fields
+            return (0 < sizes[0] <= self.iterations and len(dims) - 1 <= self.dims
+                    and all(n <= self.wrap for n in sizes[1:]))
         if len(dims) <= self.dims:
             return all(n <= self.wrap for n in sizes)
         return len(dims) == self.dims + 1 and sizes[0] <= self.iterations and all(n <= self.wrap for n in sizes[1:])
@@ -149,6 +156,10 @@ def _fit_at_zero(sizes: tuple[int, ...], strides: tuple[int, ...], repeat_count:
         return (pat,)
     if pat.repeat_count > 1:
         once = replace(pat, repeat_count=1)
+        if limits.iterations and limits.fits(once, elem_bytes):
+            # the repeats in runs of at most the iteration field's, each run one BD
+            runs = [min(limits.iterations, pat.repeat_count - i) for i in range(0, pat.repeat_count, limits.iterations)]
+            return tuple(replace(pat, repeat_count=r).canonical() for r in runs)
         return tuple(p for _ in range(pat.repeat_count) for p in _fit(once, limits, elem_bytes, elem_numel))
     n, stride = pat.sizes[0], pat.strides[0]
     inner = math.prod(pat.sizes[1:])

@@ -125,8 +125,13 @@ def check_walk(walk: Walk, elem_bytes: int, bits: dict[str, int], max_dims: int,
     if bits["wrap"] == 0:
         raise PlanError(f"{what}: this DMA moves contiguous runs only; the pattern {list(dims)} is not one")
     assert dims[-1][1] == 1  # walk_of makes the innermost stride 1
+    # A repeat (an outermost stride-0 dimension) always takes the iteration field, where
+    # runtime_sequence.static_fields puts it: the only dimension where mlir-aie accepts stride 0.
+    repeat = iteration and len(dims) > 1 and dims[0][1] == 0
     for k, (size, stride) in enumerate(dims):
-        is_iteration = iteration and len(dims) > max_dims and k == 0
+        is_iteration = iteration and k == 0 and (len(dims) > max_dims or repeat)
+        if iteration and k > 0 and stride == 0 and size > 1:
+            raise PlanError(f"{what}: dimension {k} repeats (stride 0); only the outermost dimension may")
         size_units = words(size, elem_bytes, f"{what} (innermost size)") if k == len(dims) - 1 else size
         stride_words = words(stride, elem_bytes, f"{what} (stride)") if k < len(dims) - 1 else 1
         field = "iteration" if is_iteration else "wrap"
