@@ -54,6 +54,7 @@ from tilelang.library._common import (
     build_design,
     check_args,
     choose_grid,
+    compute_shape,
     has_memtiles,
     mac_step,
     resolve_device,
@@ -75,7 +76,19 @@ def _grid(dev: Device, cores: int | tuple[int, int] | None) -> Grid:
     S2MM channel, and the whole array is capped at 16 cores by default.
     """
     if has_memtiles(dev):
-        return choose_grid(dev, cores, "matmul", max_rows=4)
+        # A enters once per core row and B once per core column, each on a shim MM2S channel of its own
+        mm2s = shim_channels(dev, "mm2s")
+        if cores is None:
+            rows, cols = compute_shape(dev)
+            r = next((r for r in range(min(4, rows), 0, -1) if r + cols <= mm2s), 0)
+            if r:
+                return choose_grid(dev, (r, cols), "matmul", max_rows=4)
+        grid = choose_grid(dev, cores, "matmul", max_rows=4)
+        if grid.rows + grid.cols > mm2s:
+            raise DesignError(f"matmul: a {grid.rows} x {grid.cols} core grid reads A once per row and B once per "
+                              f"column, {grid.rows + grid.cols} shim MM2S channels; {dev.name}'s NoC shims have "
+                              f"{mm2s}: use fewer rows or columns (cores=None picks a grid that fits)")
+        return grid
     limit = shim_channels(dev, "s2mm")
     return choose_grid(dev, cores, "matmul", max_rows=4, max_cores=min(limit, 16) if cores is None else limit)
 
