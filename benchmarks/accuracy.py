@@ -143,6 +143,30 @@ Figures and how each is reproduced:
   its assumed 1 GHz, i.e. 6.55 bytes in and out per AIE cycle, clock-free. The same design
   on one xcvc1902 core, counted from its first call's start to its last call's end.
 
+- [KC] mlir-aie's nightly kernel checks, ``kernel-checks/npu1/latest.json`` ("Phoenix")
+  and ``kernel-checks/npu2/latest.json`` ("Krackan"), both "turbo", one CI run: the
+  cycles of one call of IRON's C++ kernels traced on the core (the minimum over the
+  calls; operands in the core's memory, no data movement). The row is the DSL's kernel
+  for the same operation and sizes (``KC_ROWS``), priced by the cost model. Every row
+  of an operation the DSL's kernels can write was taken, each size once (16- and
+  256-call rows give the same cycles); int8 stands in for uint8 in a copy. Shown, not
+  counted: npu1's int16 scale ([PG4c]'s kernel and size, which set CALL_OVERHEAD) and
+  npu2's plain-bf16 matmul (a mode the model does not price). Not taken: the norms
+  (no sqrt in the DSL), tanh-based activations, bf16_exp and exp2f (table or
+  software exp, not the model's), transposes, min reductions, column-major B,
+  bfp16 and uint8 vision or convolution kernels, ``mul_add`` (operand roles not
+  stated), the ``mv/8192x256`` row (its shape not stated by the row's name alone).
+
+- [KC] also gives each kernel's "npu_us", the device time of one dispatch of 16 and of 256 calls
+  on one core (the harness of mlir-aie's ``python/iron/algorithms/kernel_design.py``: an input and
+  an output ObjectFifo of one tile, depth 2, shim to core without a memtile, one fill and one
+  drain). (npu_us(256) - npu_us(16)) / 240 is the time a further call adds, the dispatch floor
+  cancelling; the row is the same design simulated at 16 and 256 calls (``KCD_ROWS``). Taken
+  before any was simulated: every one-input, one-output kernel of the [KC] rows with both counts
+  whose difference is known to 5% (the two "+-" over the difference). npu1's rows are timed at
+  Phoenix's clock (PHOENIX_CLOCK_HZ, from AMD's 10 TOPS rating), the part the file names. Two npu2
+  rows, DMA-bound, are calibration: they chose npu2's stream width (64 bits; 32 cannot carry them).
+
 Considered, not added (decided before computing a simulated value; the reason is
 what disqualified it):
 - Hello XDNA's XDNA2 kernel ("1760 BFP16 GFLOPS"): bfp16 operands, no DSL dtype.
@@ -780,6 +804,103 @@ def kc_figures() -> list[Figure]:
     return out
 
 
+#: Phoenix's array clock, derived: AMD rates the Ryzen 7040 ("Phoenix") NPU at 10 TOPS and Hawk Point's at 16
+#: ("its NPU performance has been increased to 16 TOPS, compared to 10 TOPS of the NPU on the 'Phoenix'
+#: silicon", TechPowerUp, 2023-12-06); over its 20 AIE-ML tiles at 256 int8 MACs (512 ops) a cycle, 10 TOPS
+#: is 0.98 GHz (16 TOPS: 1.56 GHz, the driver table's 1.6 GHz top level). Rounded to 1.0 GHz.
+PHOENIX_CLOCK_HZ = 1.0e9
+
+#: [KC]'s dispatch times: "npu_us" of the same kernels run 16 and 256 times in one dispatch, one core fed
+#: and drained by shim DMAs (the harness of mlir-aie's ``python/iron/algorithms/kernel_design.py``: one
+#: Worker, an input and an output ObjectFifo of one tile each, depth 2, shim to core without a memtile,
+#: one fill and one drain of the whole tensor). (npu_us(256) - npu_us(16)) / 240 is the device time each
+#: further call adds, the dispatch floor cancelling. Taken before any was simulated: every kernel with one
+#: input and one output tile that the DSL writes and that has both a 16- and a 256-call row, whose
+#: difference is known to 5% (the two rows' spreads, "+-", summed, over the difference).
+#: (what, JSON row stem, kernel builder, elements per call, in dtype, out dtype, device,
+#:  (npu_us 16 calls, its "+-"), (npu_us 256 calls, its "+-")).
+KCD_ROWS = [
+    ("copy 2048 i32", "passthrough/2048x{}/int32", lambda: _kc_elementwise("passthrough", 2048, tl.i32),
+     2048, tl.i32, tl.i32, "npu1", (191.9, 1.4), (737.85, 4.3)),
+    ("scale 1024 i16", "scale/1024x{}/int16", lambda: _kc_elementwise("scale", 1024, tl.i16),
+     1024, tl.i16, tl.i16, "npu1", (162.05, 1.3), (289.61, 2.3)),
+    ("relu 1024 bf16", "relu/1024x{}/bfloat16", lambda: _kc_elementwise("relu", 1024, tl.bf16),
+     1024, tl.bf16, tl.bf16, "npu1", (161.18, 1.1), (290.4, 2.8)),
+    ("leaky relu 1024 bf16", "leaky_relu/1024x{}/bfloat16", lambda: _kc_elementwise("leaky_relu", 1024, tl.bf16),
+     1024, tl.bf16, tl.bf16, "npu1", (160.66, 0.6), (292.79, 2.7)),
+    ("convert 1024 f32 -> bf16", "convert_copy/1024x{}/float32_bfloat16",
+     lambda: _kc_elementwise("convert", 1024, tl.f32, tl.bf16), 1024, tl.f32, tl.bf16, "npu1", (172.66, 1.2),
+     (431.44, 9.4)),
+    ("softmax of 1024 bf16", "softmax/1024x{}/bfloat16", lambda: _kc_softmax(1024), 1024, tl.bf16, tl.bf16, "npu1",
+     (186.98, 0.8), (669.16, 9.9)),
+    ("copy 2048 i32", "passthrough/2048x{}/int32", lambda: _kc_elementwise("passthrough", 2048, tl.i32),
+     2048, tl.i32, tl.i32, "npu2", (105.73, 0.8), (253.26, 3.7)),
+    ("convert 1024 f32 -> bf16", "convert_copy/1024x{}/float32_bfloat16",
+     lambda: _kc_elementwise("convert", 1024, tl.f32, tl.bf16), 1024, tl.f32, tl.bf16, "npu2", (95.79, 1.3),
+     (169.54, 1.4)),
+    ("softmax of 1024 bf16", "softmax/1024x{}/bfloat16", lambda: _kc_softmax(1024), 1024, tl.bf16, tl.bf16, "npu2",
+     (101.57, 2.0), (224.36, 4.1)),
+]
+
+
+#: [KCD] rows that chose npu2's stream width (tilelang/devices/aie2p.py): DMA-bound, they move more than a
+#: 32-bit stream can at npu2's clock.
+KCD_NPU2_STREAM = ("copy 2048 i32", "convert 1024 f32 -> bf16")
+
+
+def kcd_us_per_call(build: Callable[[], object], n: int, dt_in, dt_out, device: str) -> float:
+    """[KC] microseconds each further call adds to the harness design (one core at (0, 2), shim to core
+    fifos of depth 2, one fill and one drain): (T(256) - T(16)) / 240 at the device clock."""
+    kern = build()
+    scalar = len(kern.params) == 3  # scale's factor (the harness sets it in a core buffer)
+    # [KC]'s npu1 is a Phoenix ("device": "Phoenix"): its array clock from AMD's rating, not the npu1
+    # model's 1.6 GHz (the top of the driver's table, which Hawk Point's 16 TOPS reach).
+    clock = PHOENIX_CLOCK_HZ if device == "npu1" else tl.device(device).clock_hz
+
+    def us(calls: int) -> float:
+        @tl.design(device=device)
+        def harness(A: tl.Tensor[(calls * n,), dt_in], C: tl.Tensor[(calls * n,), dt_out]):
+            # the kernel's tiles hold n values of the tensors' dtypes (the annotations read n, dt_in, dt_out)
+            assert kern.params[0].value_type.numel == n and kern.params[0].value_type.dtype == dt_in
+            assert kern.params[1].value_type.dtype == dt_out
+            a_in = tl.fifo(kern.params[0].value_type, depth=2, name="in0")  # the kernel's own tile types
+            c_out = tl.fifo(kern.params[1].value_type, depth=2, name="out0")
+
+            @tl.core(name="worker", tile=(0, 2))
+            def worker():
+                for _ in tl.range(calls):
+                    a, c = a_in.acquire(), c_out.acquire()
+                    if scalar:
+                        kern(a, c, 3)
+                    else:
+                        kern(a, c)
+                    a_in.release()
+                    c_out.release()
+
+            tl.dma(A, a_in)
+            tl.dma(c_out, C)
+
+        return simulator.simulate(tl.plan(harness), mode="timing").cycles / clock * 1e6
+
+    return (us(256) - us(16)) / 240
+
+
+def kcd_figures() -> list[Figure]:
+    out = []
+    for name, stem, build, n, dt_in, dt_out, device, (t16, e16), (t256, e256) in KCD_ROWS:
+        assert (e16 + e256) / (t256 - t16) <= 0.05, name  # the rule the rows were taken by
+        source = KC_NPU1 if device == "npu1" else KC_NPU2
+        quote = (f"\"{stem.format(16)}\": \"npu_us\": {{\"value\": {t16}, \"range\": \"\u00b1 {e16}; ...\"; "
+                 f"\"{stem.format(256)}\": ... {t256} ... \u00b1 {e256}: ({t256} - {t16}) / 240")
+        chose = device == "npu2" and name in KCD_NPU2_STREAM
+        out.append(Figure(f"{name}, one core fed from DDR, us per call (KC)", device, source, quote,
+                          (t256 - t16) / 240, "us",
+                          lambda b=build, n=n, i=dt_in, o=dt_out, d=device: kcd_us_per_call(b, n, i, o, d),
+                          CALIBRATION if chose else VALIDATION,
+                          "npu2's stream width (64 bits: these DMA-bound rows rule out 32)" if chose else ""))
+    return out
+
+
 def figures() -> list[Figure]:
     """Every figure, calibration first."""
     return [
@@ -877,7 +998,7 @@ def figures() -> list[Figure]:
         Figure("16x8 @ 8x8 i8 matmul kernel, one call", "xcvc1902", XUP, "| int8 | 45 |", 45, "cycles",
                lambda: aie1_small_matmul_cycles(tl.i8), SHOWN, "the same lab's appendix table as its i16 row "
                "(one measurement of one source; the table's kernel version is not stated)", level=KERNEL),
-    ] + kc_figures()
+    ] + kc_figures() + kcd_figures()
 
 
 @dataclass(frozen=True)

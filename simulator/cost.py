@@ -27,14 +27,13 @@ import math
 
 from tilelang.devices import Device
 from tilelang.devices.costs import (  # the shared, cited constants; re-exported under their old names
-    BANK_BYTES_PER_CYCLE,
     BD_SETUP_CYCLES,
     CALL_OVERHEAD,
     DMA_ACCESS_BYTES,
-    LOAD_BYTES_PER_CYCLE,
     MATMUL_BLOCK_OVERHEAD,
     MATMUL_REG_BLOCK,
-    STORE_BYTES_PER_CYCLE,
+    CorePorts,
+    core_ports,
     intrinsic_shape,
 )
 from tilelang.errors import SimulationError
@@ -51,9 +50,9 @@ from tilelang.ir.kernel_cost import (  # the kernel cost model, shared with the 
 )
 
 __all__ = [
-    "BANK_BYTES_PER_CYCLE", "BD_SETUP_CYCLES", "CALL_OVERHEAD", "DDR_BYTES_PER_SECOND", "DISPATCH_SECONDS",
-    "DMA_ACCESS_BYTES", "IDIV_SCALAR_CYCLES", "LOAD_BYTES_PER_CYCLE",
-    "MATMUL_BLOCK_OVERHEAD", "MATMUL_REG_BLOCK", "STORE_BYTES_PER_CYCLE", "SWITCH_LATENCY", "CallTiming",
+    "BD_SETUP_CYCLES", "CALL_OVERHEAD", "DDR_BYTES_PER_SECOND", "DISPATCH_SECONDS",
+    "DMA_ACCESS_BYTES", "IDIV_SCALAR_CYCLES", "CorePorts",
+    "MATMUL_BLOCK_OVERHEAD", "MATMUL_REG_BLOCK", "SWITCH_LATENCY", "CallTiming", "core_ports",
     "OpContext", "Slots", "call_timing", "ddr_bytes_per_cycle", "describe", "dispatch_cycles", "host_sequence_cycles",
     "extern_cycles", "flow_latency", "impl", "intrinsic_shape", "kernel_cycles", "kernel_slots",
     "stream_bytes_per_cycle", "transfer_cycles",

@@ -148,16 +148,17 @@ def scalar_kernel_term(c, dev, t, s, depth=2):
     steps = math.prod(c.sizes[r] // t[r] for r in c.reduction)
     out_bytes = math.prod(t[i] for i in c.output) * c.out_dtype.bytes
     inputs = 0
-    bank = 0.0  # each operand in a bank of its own: one 32-byte access per bank per cycle
+    ports = costs.core_ports(dev.arch.name)
+    bank = 0.0  # each operand in a bank of its own: one access of the bank's width per cycle
     for x, dt in zip(c.inputs, c.in_dtypes, strict=True):
         moved = math.prod(t[i] for i in x) * dt.bytes * math.prod(blocks[j] for j in c.output if j not in x)
         inputs += moved
-        bank = max(bank, moved / 32)
+        bank = max(bank, moved / ports.bank_bytes)
     fixed = math.prod(blocks.values()) * costs.MATMUL_BLOCK_OVERHEAD if two else 0
 
     def call(loads, c_accesses):
-        busiest = max(loads / costs.LOAD_BYTES_PER_CYCLE, out_bytes / costs.STORE_BYTES_PER_CYCLE,
-                      math.prod(t.values()) / macs, bank, c_accesses * out_bytes / 32)
+        busiest = max(loads / ports.load_bytes, out_bytes / ports.store_bytes,
+                      math.prod(t.values()) / macs, bank, c_accesses * out_bytes / ports.bank_bytes)
         return costs.CALL_OVERHEAD + math.ceil(fixed + busiest)
 
     bw = dev.stream_bits / 8

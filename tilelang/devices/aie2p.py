@@ -77,13 +77,16 @@ AIE2P = ArchSpec(
 # the top level's hclk, so hclk is the array clock). Strix Halo (npu5) shares the table.
 # The default power mode runs it for a context with no QoS (aie2.py, _NPU1_CLOCK_HZ).
 _CLOCK_HZ = 1.8e9
-# Stream width. Sources disagree: AM027 (AIE-ML v2) "a 64-bit AXI4-Stream crossbar", and
-# UG1603 "32-bit for AIE-ML and 64-bit for AIE-ML v2"; but AIE-ML v2 is mlir-aie's AIE2PS
-# (Versal AI Edge Gen 2, xcve3858), a separate architecture from npu2's AIE2P, AIE-API lists
-# XDNA2 apart from AIE-MLv2, and mlir-aie gives npu2 AIE2's stream-switch ports and
-# AIE2's DMA word (AIE2P target model overrides only the arch, shim bursts and block formats).
-# Kept at AIE2's 32 bits ([F] "unconfirmed for npu2"): no source states 64 bits for npu2.
-_STREAM_BITS = 32
+# Stream width: 64 bits. Sources disagree: AM027 (AIE-ML v2) "a 64-bit AXI4-Stream crossbar" and
+# UG1603 "32-bit for AIE-ML and 64-bit for AIE-ML v2", but AIE-ML v2 is mlir-aie's AIE2PS (Versal AI
+# Edge Gen 2, xcve3858), a separate architecture from npu2's AIE2P, and mlir-aie gives npu2 AIE2's
+# stream-switch ports. A measurement decides: mlir-aie's nightly kernel checks on a Krackan (npu2,
+# kernel-checks/npu2/latest.json) run a copy of 2048 int32 per call on one core fed by one shim MM2S
+# channel and drained by one S2MM channel, "npu_us" 105.73 for 16 calls and 253.26 for 256, 0.615 us per
+# further call: 8 KiB each way, 13.3 GB/s, 7.4 bytes per cycle even at the driver's top 1.8 GHz. A
+# 32-bit stream carries 4, so npu2's DMA-to-core path is wider than 32 bits; AM027's 64 is taken
+# (benchmarks/accuracy.py: that row and the f32 -> bf16 convert row beside it are calibration rows).
+_STREAM_BITS = 64
 # Unconfirmed: the AIE2 512-bit vector width (aie2.py) assumed unchanged.
 _VECTOR_BITS = 512
 

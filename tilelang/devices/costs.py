@@ -16,6 +16,9 @@ Sources (short names used in the comments):
   [AM009]  AI Engine (AIE1) architecture manual.
   [UG1529] AI Engine API user guide.
   [MA]     Xilinx/mlir-aie sources, the file named (instructions counted per vector).
+  [DE]     Daniel Estevez, notes on the npu2 of a Ryzen AI 7 350 (https://destevez.net/2026/05/
+           getting-peak-tops-on-a-ryzen-ai-7-350-npu/ and the author's Mastodon thread on its
+           data-memory banks).
   [XD100]  Vitis Tutorials: AI Engine Development, the AIE-ML softmax tutorial's
            "AI Engine Implementation" section (architecture statements only; its
            cycle counts are validation figures, benchmarks/accuracy.py).
@@ -27,11 +30,42 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: Bytes the load units move per cycle: [F] "Loads/stores: 2 x 256-bit loads and
-#: 1 x 256-bit store per cycle (AIE-ML)"; [UG1079] the same for AIE1.
-LOAD_BYTES_PER_CYCLE = 2 * 256 // 8
-#: Bytes the store unit moves per cycle (same sources).
-STORE_BYTES_PER_CYCLE = 256 // 8
+
+@dataclass(frozen=True)
+class CorePorts:
+    """A core's paths to its data memory, in bytes per cycle.
+
+    Attributes:
+        load_bytes: what the two load units move together.
+        store_bytes: what the store unit moves.
+        bank_bytes: what one data-memory bank (as the core's loads and stores see it) serves.
+    """
+
+    load_bytes: int
+    store_bytes: int
+    bank_bytes: int
+
+
+#: AIE1 and AIE-ML: [F] "Loads/stores: 2 x 256-bit loads and 1 x 256-bit store per cycle
+#: (AIE-ML)"; [UG1079] the same for AIE1. A bank: one 256-bit access per cycle ([AM020] "Memory
+#: Arbitration": one request per bank per cycle; the programmer-view bank is two interleaved
+#: 128-bit banks, [AM020] "AIE-ML Tile Architecture").
+AIE2_PORTS = CorePorts(load_bytes=2 * 256 // 8, store_bytes=256 // 8, bank_bytes=256 // 8)
+#: AIE2P (npu2): 512-bit memory accesses. [DE] (npu2, Ryzen AI 7 350): "the data memory of compute
+#: tiles is organized as 8x 256-bit wide 8 KiB memory banks ... every two banks are interleaved
+#: to form a 512-bit wide 16 KiB virtual bank. The two load units of the processor can perform
+#: simultaneous 512-bit loads only if these target different 16 KiB banks"; [MA] the AIEVec pass
+#: aievec-split-load-ups-chains: "On AIE2P, splits a 1024-bit vector access into two 512-bit
+#: accesses", loads and stores alike, so a store is 512 bits too.
+AIE2P_PORTS = CorePorts(load_bytes=2 * 512 // 8, store_bytes=512 // 8, bank_bytes=512 // 8)
+#: The core memory ports of each architecture (``Device.arch.name``).
+CORE_PORTS: dict[str, CorePorts] = {"aie1": AIE2_PORTS, "aie2": AIE2_PORTS, "aie2p": AIE2P_PORTS}
+
+
+def core_ports(arch: str) -> CorePorts:
+    """The core memory ports of architecture ``arch`` (``Device.arch.name``)."""
+    return CORE_PORTS[arch]
+
 #: Fixed cycles of one kernel call (call, loop prologue/epilogue, lock hand-off).
 #: Fitted: [PG4c] measures 72 cycles for vector_scalar_mul (1024 x int16), whose
 #: store-bound body is 2048 B / 32 B = 64 cycles in this model: 72 - 64 = 8.
@@ -50,10 +84,6 @@ MATMUL_BLOCK_OVERHEAD = 8
 #: ([UG1603] "Floating-Point Operations"; [AM020] "Floating-Point Vector Unit": several
 #: accumulator registers allow back-to-back MACs), so bf16 MACs issue every cycle.
 MATMUL_REG_BLOCK = 2
-#: Bytes one data-memory bank serves per cycle: one 256-bit access ([AM020] "Memory
-#: Arbitration": one request per bank per cycle; the programmer-view bank is two
-#: interleaved 128-bit banks, [AM020] "AIE-ML Tile Architecture").
-BANK_BYTES_PER_CYCLE = 32
 #: Bytes a tile DMA channel moves per data-memory access. Derived: [AM020] gives the
 #: memory tile DMA 128-bit memory interfaces and calls it "similar to the AI Engine
 #: tile DMA"; no figure for the compute-tile DMA itself was found.

@@ -45,15 +45,13 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 
 from tilelang.devices.costs import (
-    BANK_BYTES_PER_CYCLE,
     CALL_OVERHEAD,
     FLOAT_UNITS,
-    LOAD_BYTES_PER_CYCLE,
     MATMUL_BLOCK_OVERHEAD,
     MATMUL_REG_BLOCK,
     SHUFFLE_LATENCY,
-    STORE_BYTES_PER_CYCLE,
     FloatUnit,
+    core_ports,
     intrinsic_shape,
 )
 from tilelang.devices.model import Device
@@ -153,7 +151,8 @@ def _const(op: KOp, ctx: OpContext) -> Slots:
 def _load(op: KOp, ctx: OpContext) -> Slots:
     assert op.type is not None
     nbytes = op.type.nbytes
-    return Slots(load=nbytes / LOAD_BYTES_PER_CYCLE, access={op.operands[0].name: nbytes})  # type: ignore[union-attr]
+    return Slots(load=nbytes / core_ports(ctx.device.arch.name).load_bytes,
+                 access={op.operands[0].name: nbytes})  # type: ignore[union-attr]
 
 
 @impl(OpKind.STORE)
@@ -163,7 +162,7 @@ def _store(op: KOp, ctx: OpContext) -> Slots:
     index = op.attr("index")
     shape = index_shape(index) if index is not None else param.type.shape  # type: ignore[union-attr, arg-type]
     nbytes = math.prod(shape) * _operand_dtype(value).bytes
-    return Slots(store=nbytes / STORE_BYTES_PER_CYCLE, access={param.name: nbytes})  # type: ignore[union-attr]
+    return Slots(store=nbytes / core_ports(ctx.device.arch.name).store_bytes, access={param.name: nbytes})  # type: ignore[union-attr]
 
 
 @impl(OpKind.NEG, OpKind.ABS, OpKind.RELU, OpKind.MAX, OpKind.MIN, OpKind.WHERE, OpKind.SLICE,
@@ -311,7 +310,7 @@ def _matmul(op: KOp, ctx: OpContext) -> Slots:
         if isinstance(x, KOp) and x.kind is OpKind.LOAD and nbytes:
             name = x.operands[0].name  # type: ignore[union-attr]
             access[name] = access.get(name, 0.0) + nbytes
-    return Slots(mac=m * k * n / macs, load=(extra_a + extra_b) / LOAD_BYTES_PER_CYCLE,
+    return Slots(mac=m * k * n / macs, load=(extra_a + extra_b) / core_ports(ctx.device.arch.name).load_bytes,
                  fixed=blocks * MATMUL_BLOCK_OVERHEAD, access=access)
 
 
@@ -383,10 +382,11 @@ def call_timing(kernel: Kernel, device: Device, bank_of: Mapping[str, Hashable])
     """
     slots = kernel_slots(kernel, device)
     demand: dict[Hashable, float] = {}
+    bank_bytes = core_ports(device.arch.name).bank_bytes
     for name, nbytes in slots.access.items():
         bank = bank_of.get(name)
         if bank is not None:
-            demand[bank] = demand.get(bank, 0.0) + nbytes / BANK_BYTES_PER_CYCLE
+            demand[bank] = demand.get(bank, 0.0) + nbytes / bank_bytes
     bound = max(slots.busiest(), *demand.values()) if demand else slots.busiest()
     return CallTiming(CALL_OVERHEAD + math.ceil(slots.fixed + bound), bound, demand,
                       CALL_OVERHEAD + math.ceil(slots.fixed + slots.busiest()))

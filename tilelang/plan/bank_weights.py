@@ -45,7 +45,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tilelang.devices.costs import BANK_BYTES_PER_CYCLE, DMA_ACCESS_BYTES
+from tilelang.devices.costs import DMA_ACCESS_BYTES, core_ports
 from tilelang.errors import TileLangError
 from tilelang.ir.design import Acquire, BufArg, Call, Design, ElemArg, Loop, Release, Stmt
 from tilelang.ir.kernel import Kernel
@@ -107,15 +107,16 @@ class Phase:
 
 @dataclass(frozen=True)
 class _KernelUse:
-    """What the walk needs of a traced kernel: its busiest slot and the bytes it moves per parameter."""
+    """What the walk needs of a traced kernel: its busiest slot and the bank cycles its accesses take per parameter."""
 
     busiest: float
-    access: tuple[float, ...]  # per parameter, in order
+    access: tuple[float, ...]  # per parameter, in order: bytes moved / the bank's bytes per cycle
 
 
 def _kernel_uses(design: Design) -> dict[str, _KernelUse]:
     """The cost-model view of every traced kernel of ``design`` (extern kernels have none)."""
     out = {}
+    bank_bytes = core_ports(design.device.arch.name).bank_bytes
     for k in design.kernels:
         if not isinstance(k, Kernel):
             continue
@@ -123,7 +124,8 @@ def _kernel_uses(design: Design) -> dict[str, _KernelUse]:
             slots = kernel_slots(k, design.device)
         except TileLangError:
             continue
-        out[k.name] = _KernelUse(slots.busiest(), tuple(slots.access.get(p.name, 0.0) for p in k.params))
+        out[k.name] = _KernelUse(slots.busiest(),
+                                 tuple(slots.access.get(p.name, 0.0) / bank_bytes for p in k.params))
     return out
 
 
@@ -185,7 +187,7 @@ class _Walker:
             else:
                 continue
             if use is not None and i < len(use.access):
-                demand[name] = demand.get(name, 0.0) + use.access[i] / BANK_BYTES_PER_CYCLE
+                demand[name] = demand.get(name, 0.0) + use.access[i]
         if use is not None and demand:
             for fifo, slot in sorted(self.flight):
                 side = self.sides[fifo]

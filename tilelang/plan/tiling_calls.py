@@ -44,13 +44,11 @@ import numpy as np
 
 from tilelang.devices import Device
 from tilelang.devices.costs import (
-    BANK_BYTES_PER_CYCLE,
     BD_SETUP_CYCLES,
     CALL_OVERHEAD,
-    LOAD_BYTES_PER_CYCLE,
     MATMUL_BLOCK_OVERHEAD,
     MATMUL_REG_BLOCK,
-    STORE_BYTES_PER_CYCLE,
+    core_ports,
     intrinsic_shape,
 )
 
@@ -77,10 +75,11 @@ def call_cycles(c: Contraction, device: Device, t: dict[str, np.ndarray], accumu
     Returns:
         Cycles of one call: overhead + loop overhead + the busiest of its VLIW slots and of the memory
         banks its operands sit in, each operand in a bank of its own (``kernel_cost.call_timing``: a
-        bank serves ``BANK_BYTES_PER_CYCLE`` per cycle, so an operand re-read more often than the load
+        bank serves ``core_ports(arch).bank_bytes`` per cycle, so an operand re-read more often than the load
         units can take it binds the call by itself).
     """
     macs = device.macs_per_cycle(c.in_dtypes[0])
+    ports = core_ports(device.arch.name)
     m0, _, n0 = intrinsic_shape(macs)
     reg = dict(zip(c.output, (m0, n0), strict=False))
     matmul = len(c.inputs) == 2
@@ -92,11 +91,11 @@ def call_cycles(c: Contraction, device: Device, t: dict[str, np.ndarray], accumu
         reads = _prod([blocks[j] for j in c.output if j not in x])
         moved = _prod([t[i] for i in x]) * dt.bytes * reads
         load = load + moved
-        bank = np.maximum(bank, moved / BANK_BYTES_PER_CYCLE)
+        bank = np.maximum(bank, moved / ports.bank_bytes)
     out_bytes = _prod([t[i] for i in c.output]) * c.out_dtype.bytes
-    bank = np.maximum(bank, out_bytes * (2 if accumulate else 1) / BANK_BYTES_PER_CYCLE)
-    load = (load + (out_bytes if accumulate else 0.0)) / LOAD_BYTES_PER_CYCLE
-    store = out_bytes / STORE_BYTES_PER_CYCLE
+    bank = np.maximum(bank, out_bytes * (2 if accumulate else 1) / ports.bank_bytes)
+    load = (load + (out_bytes if accumulate else 0.0)) / ports.load_bytes
+    store = out_bytes / ports.store_bytes
     mac = _prod([t[i] for i in c.indices]) / macs
     fixed = _prod(list(blocks.values())) * MATMUL_BLOCK_OVERHEAD if matmul else 0.0
     busiest = np.maximum(np.maximum(np.maximum(load, store), mac), bank)
