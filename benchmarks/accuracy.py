@@ -1051,7 +1051,7 @@ def text(rows: list[Row]) -> str:
         for r in rows:
             f = r.figure
             if f.role == role:
-                out.append(f"{f.name:<44} {f.device:<9} {f.published:>10g} {r.simulated:>10.1f} {r.error:>+8.1%}  "
+                out.append(f"{f.name:<44} {f.device:<9} {f.published:>10g} {r.simulated:>10.5g} {r.error:>+8.1%}  "
                            f"{f.unit:<6} {_role(f)}")
     out += ["", headline(rows), "", "sources (figure as quoted):"]
     for r in rows:
@@ -1068,7 +1068,7 @@ def markdown(rows: list[Row]) -> str:
             if f.role == role:
                 quote = f.quote.replace("|", "\\|")
                 out.append(f"| {_role(f)} | {f.name} | {f.device} | {f.published:g} {f.unit} | "
-                           f"{r.simulated:.1f} {f.unit} | {r.error:+.1%} | {f.source} \"{quote}\" |")
+                           f"{r.simulated:.5g} {f.unit} | {r.error:+.1%} | {f.source} \"{quote}\" |")
     out += [""] + ["- " + line.strip() for line in headline(rows).splitlines()]
     return "\n".join(out)
 
