@@ -817,29 +817,18 @@ PHOENIX_CLOCK_HZ = 1.0e9
 #: further call adds, the dispatch floor cancelling. Taken before any was simulated: every kernel with one
 #: input and one output tile that the DSL writes and that has both a 16- and a 256-call row, whose
 #: difference is known to 5% (the two rows' spreads, "+-", summed, over the difference).
-#: (what, JSON row stem, kernel builder, elements per call, in dtype, out dtype, device,
+#: (what, JSON row stem (its 16-call row is a KC_ROWS row, whose kernel it runs), device,
 #:  (npu_us 16 calls, its "+-"), (npu_us 256 calls, its "+-")).
 KCD_ROWS = [
-    ("copy 2048 i32", "passthrough/2048x{}/int32", lambda: _kc_elementwise("passthrough", 2048, tl.i32),
-     2048, tl.i32, tl.i32, "npu1", (191.9, 1.4), (737.85, 4.3)),
-    ("scale 1024 i16", "scale/1024x{}/int16", lambda: _kc_elementwise("scale", 1024, tl.i16),
-     1024, tl.i16, tl.i16, "npu1", (162.05, 1.3), (289.61, 2.3)),
-    ("relu 1024 bf16", "relu/1024x{}/bfloat16", lambda: _kc_elementwise("relu", 1024, tl.bf16),
-     1024, tl.bf16, tl.bf16, "npu1", (161.18, 1.1), (290.4, 2.8)),
-    ("leaky relu 1024 bf16", "leaky_relu/1024x{}/bfloat16", lambda: _kc_elementwise("leaky_relu", 1024, tl.bf16),
-     1024, tl.bf16, tl.bf16, "npu1", (160.66, 0.6), (292.79, 2.7)),
-    ("convert 1024 f32 -> bf16", "convert_copy/1024x{}/float32_bfloat16",
-     lambda: _kc_elementwise("convert", 1024, tl.f32, tl.bf16), 1024, tl.f32, tl.bf16, "npu1", (172.66, 1.2),
-     (431.44, 9.4)),
-    ("softmax of 1024 bf16", "softmax/1024x{}/bfloat16", lambda: _kc_softmax(1024), 1024, tl.bf16, tl.bf16, "npu1",
-     (186.98, 0.8), (669.16, 9.9)),
-    ("copy 2048 i32", "passthrough/2048x{}/int32", lambda: _kc_elementwise("passthrough", 2048, tl.i32),
-     2048, tl.i32, tl.i32, "npu2", (105.73, 0.8), (253.26, 3.7)),
-    ("convert 1024 f32 -> bf16", "convert_copy/1024x{}/float32_bfloat16",
-     lambda: _kc_elementwise("convert", 1024, tl.f32, tl.bf16), 1024, tl.f32, tl.bf16, "npu2", (95.79, 1.3),
-     (169.54, 1.4)),
-    ("softmax of 1024 bf16", "softmax/1024x{}/bfloat16", lambda: _kc_softmax(1024), 1024, tl.bf16, tl.bf16, "npu2",
-     (101.57, 2.0), (224.36, 4.1)),
+    ("copy 2048 i32", "passthrough/2048x{}/int32", "npu1", (191.9, 1.4), (737.85, 4.3)),
+    ("scale 1024 i16", "scale/1024x{}/int16", "npu1", (162.05, 1.3), (289.61, 2.3)),
+    ("relu 1024 bf16", "relu/1024x{}/bfloat16", "npu1", (161.18, 1.1), (290.4, 2.8)),
+    ("leaky relu 1024 bf16", "leaky_relu/1024x{}/bfloat16", "npu1", (160.66, 0.6), (292.79, 2.7)),
+    ("convert 1024 f32 -> bf16", "convert_copy/1024x{}/float32_bfloat16", "npu1", (172.66, 1.2), (431.44, 9.4)),
+    ("softmax of 1024 bf16", "softmax/1024x{}/bfloat16", "npu1", (186.98, 0.8), (669.16, 9.9)),
+    ("copy 2048 i32", "passthrough/2048x{}/int32", "npu2", (105.73, 0.8), (253.26, 3.7)),
+    ("convert 1024 f32 -> bf16", "convert_copy/1024x{}/float32_bfloat16", "npu2", (95.79, 1.3), (169.54, 1.4)),
+    ("softmax of 1024 bf16", "softmax/1024x{}/bfloat16", "npu2", (101.57, 2.0), (224.36, 4.1)),
 ]
 
 
@@ -848,10 +837,11 @@ KCD_ROWS = [
 KCD_NPU2_STREAM = ("copy 2048 i32", "convert 1024 f32 -> bf16")
 
 
-def kcd_us_per_call(build: Callable[[], object], n: int, dt_in, dt_out, device: str) -> float:
-    """[KC] microseconds each further call adds to the harness design (one core at (0, 2), shim to core
-    fifos of depth 2, one fill and one drain): (T(256) - T(16)) / 240 at the device clock."""
+def kcd_us_per_call(build: Callable[[], object], device: str) -> float:
+    """[KC] microseconds each further call of ``build``'s kernel adds to the harness design (one core at (0, 2),
+    shim to core fifos of the kernel's own tiles, depth 2, one fill and one drain): (T(256) - T(16)) / 240."""
     kern = build()
+    x, y = kern.params[0].value_type, kern.params[1].value_type
     scalar = len(kern.params) == 3  # scale's factor (the harness sets it in a core buffer)
     # [KC]'s npu1 is a Phoenix ("device": "Phoenix"): its array clock from AMD's rating, not the npu1
     # model's 1.6 GHz (the top of the driver's table, which Hawk Point's 16 TOPS reach).
@@ -859,12 +849,9 @@ def kcd_us_per_call(build: Callable[[], object], n: int, dt_in, dt_out, device: 
 
     def us(calls: int) -> float:
         @tl.design(device=device)
-        def harness(A: tl.Tensor[(calls * n,), dt_in], C: tl.Tensor[(calls * n,), dt_out]):
-            # the kernel's tiles hold n values of the tensors' dtypes (the annotations read n, dt_in, dt_out)
-            assert kern.params[0].value_type.numel == n and kern.params[0].value_type.dtype == dt_in
-            assert kern.params[1].value_type.dtype == dt_out
-            a_in = tl.fifo(kern.params[0].value_type, depth=2, name="in0")  # the kernel's own tile types
-            c_out = tl.fifo(kern.params[1].value_type, depth=2, name="out0")
+        def harness(A: tl.Tensor[(calls * x.numel,), x.dtype], C: tl.Tensor[(calls * y.numel,), y.dtype]):
+            a_in = tl.fifo(x, depth=2, name="in0")
+            c_out = tl.fifo(y, depth=2, name="out0")
 
             @tl.core(name="worker", tile=(0, 2))
             def worker():
@@ -887,7 +874,9 @@ def kcd_us_per_call(build: Callable[[], object], n: int, dt_in, dt_out, device: 
 
 def kcd_figures() -> list[Figure]:
     out = []
-    for name, stem, build, n, dt_in, dt_out, device, (t16, e16), (t256, e256) in KCD_ROWS:
+    builders = {row[1]: row[2] for row in KC_ROWS}
+    for name, stem, device, (t16, e16), (t256, e256) in KCD_ROWS:
+        build = builders[stem.format(16)]
         assert (e16 + e256) / (t256 - t16) <= 0.05, name  # the rule the rows were taken by
         source = KC_NPU1 if device == "npu1" else KC_NPU2
         quote = (f"\"{stem.format(16)}\": \"npu_us\": {{\"value\": {t16}, \"range\": \"\u00b1 {e16}; ...\"; "
@@ -895,7 +884,7 @@ def kcd_figures() -> list[Figure]:
         chose = device == "npu2" and name in KCD_NPU2_STREAM
         out.append(Figure(f"{name}, one core fed from DDR, us per call (KC)", device, source, quote,
                           (t256 - t16) / 240, "us",
-                          lambda b=build, n=n, i=dt_in, o=dt_out, d=device: kcd_us_per_call(b, n, i, o, d),
+                          lambda b=build, d=device: kcd_us_per_call(b, d),
                           CALIBRATION if chose else VALIDATION,
                           "npu2's stream width (64 bits: these DMA-bound rows rule out 32)" if chose else ""))
     return out

@@ -120,7 +120,7 @@ def test_a_repeat_is_checked_against_the_repeat_field_it_is_emitted_in():
     assert fit_walk(Walk(0, ((64, 0), (16, 1))), 4, bits, 3, "a move", True).dims == ((64, 0), (16, 1))
     with pytest.raises(PlanError, match="iteration field"):
         fit_walk(Walk(0, ((66, 0), (16, 1))), 4, bits, 3, "a move", True)
-    with pytest.raises(PlanError, match="only the outermost dimension may"):
+    with pytest.raises(PlanError, match="a DMA repeats only in its outermost dimension"):
         fit_walk(Walk(0, ((2, 64), (3, 0), (16, 1))), 4, bits, 3, "a move", True)
 
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from tilelang.devices import Device
+from tilelang.devices.dma_rules import zero_stride_problem
 from tilelang.errors import DesignError
 from tilelang.frontend.builder import FifoRef, TensorArg
 from tilelang.frontend.design import dma, fifo, join, split
@@ -85,8 +86,8 @@ class ShimLimits:
         if dims[-1][1] != 1:
             dims.append((1, 1))  # a BD's innermost dimension is contiguous: one element per step
         sizes = [n for n, _ in dims[:-1]] + [dims[-1][0] * elem_bytes / WORD_BYTES]
-        if any(s == 0 and n > 1 for n, s in dims[1:]):
-            return False  # only the outermost dimension may repeat
+        if zero_stride_problem(tuple(n for n, _ in dims), tuple(s for _, s in dims)):
+            return False
         if len(dims) > 1 and dims[0][1] == 0:
             # a repeat always takes the iteration field (the runtime sequence's repeat slot), even when the
             # dimensions would fit the wrap fields

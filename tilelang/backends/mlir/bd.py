@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from itertools import combinations, islice, product
 
 from tilelang.backends.mlir.enums import DMA_WORD_BYTES
+from tilelang.devices.dma_rules import zero_stride_problem
 from tilelang.errors import PlanError
 from tilelang.ir.pattern import AccessPattern
 
@@ -128,10 +129,11 @@ def check_walk(walk: Walk, elem_bytes: int, bits: dict[str, int], max_dims: int,
     # A repeat (an outermost stride-0 dimension) always takes the iteration field, where
     # runtime_sequence.static_fields puts it: the only dimension where mlir-aie accepts stride 0.
     repeat = iteration and len(dims) > 1 and dims[0][1] == 0
+    problem = zero_stride_problem(tuple(n for n, _ in dims), tuple(s for _, s in dims)) if iteration else None
+    if problem:
+        raise PlanError(f"{what}: {problem}")
     for k, (size, stride) in enumerate(dims):
         is_iteration = iteration and k == 0 and (len(dims) > max_dims or repeat)
-        if iteration and k > 0 and stride == 0 and size > 1:
-            raise PlanError(f"{what}: dimension {k} repeats (stride 0); only the outermost dimension may")
         size_units = words(size, elem_bytes, f"{what} (innermost size)") if k == len(dims) - 1 else size
         stride_words = words(stride, elem_bytes, f"{what} (stride)") if k < len(dims) - 1 else 1
         field = "iteration" if is_iteration else "wrap"
