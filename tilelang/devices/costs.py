@@ -22,6 +22,9 @@ Sources (short names used in the comments):
   [XD100]  Vitis Tutorials: AI Engine Development, the AIE-ML softmax tutorial's
            "AI Engine Implementation" section (architecture statements only; its
            cycle counts are validation figures, benchmarks/accuracy.py).
+  [LA]     Xilinx/llvm-aie (Peano, the compiler mlir-aie builds kernels with), the file named under
+           llvm/lib/Target/AIE/: instruction formats (which VLIW slot an instruction issues in:
+           lda, ldb, st, mv, vec, alu) and combiner rules.
 Constants marked "fitted" are set from the figure named and are therefore not
 validated by it (docs/simulator.md, accuracy table, says which figures test).
 """
@@ -137,10 +140,18 @@ class FloatUnit:
         lanes: fp32 lanes of one float add, subtract or multiply (bf16 arithmetic
             runs in fp32 accumulators where the architecture has them).
         latency: cycles from a float vector op's issue until a dependent op can use
-            its result; the steps of a reduction tree each wait this long.
+            its result; the steps of a sum's reduction tree each wait this long.
+        compare_latency: the same for a float max or min (a max tree's steps).
         shared_issue: float multiplies and other vector ops share one issue slot.
         bf16_convert_ops: ops to move one vector of bf16 into, or out of, the fp32
             accumulators (0 where bf16 is not computed in accumulators).
+        add_on_mac: float adds and subtracts (on accumulators) issue in the multiplier's slot,
+            not the vector ALU's.
+        convert_in_load: a bf16 operand read from memory converts as it is loaded, on one load
+            unit only (so one operand of an op, the others converting on the vector ALU's slot);
+            that unit is also the only one that loads f32 straight into the accumulators.
+        convert_out_store: a conversion out of the accumulators is a store-slot instruction, and
+            free for a result that is stored (the store converts).
         f32_mul_ops: multiplier ops per f32 multiply (more than 1 where emulated).
         exp_vector_ops: vector-slot ops of ``exp``.
         exp_mul_ops: multiplier ops of ``exp``.
@@ -151,8 +162,12 @@ class FloatUnit:
 
     lanes: int
     latency: int
+    compare_latency: int
     shared_issue: bool
     bf16_convert_ops: int
+    add_on_mac: bool
+    convert_in_load: bool
+    convert_out_store: bool
     f32_mul_ops: int
     exp_vector_ops: int
     exp_mul_ops: int
@@ -160,6 +175,12 @@ class FloatUnit:
     inv_issue: int
     inv_latency: int
 
+
+#: Cycles from a vector ALU add or max/min's issue (integer, and bf16 max/min on AIE2 and AIE2P) until a dependent op that does not bypass can
+#: use it (a reduction tree's shift): [LA] aie2/AIE2Schedule.td, II_VADD "[2,1,1]" and II_VMAX_LT
+#: (result written in E2, operands read in E1); AIE2P's II_VADD_32 and II_VMAX_LT_32 are the same
+#: (aie2p/AIE2PGenSchedule.td). AIE1 is taken as the same (estimate, unconfirmed).
+VECTOR_ALU_LATENCY = 2
 
 #: Cycles of the shift (lane move) of one reduction-tree step, before its add or max.
 #: Estimate, unconfirmed: no latency figure for the shuffle was found; one cycle taken.
@@ -174,9 +195,14 @@ AIE1_FLOAT = FloatUnit(
     # latency and a one-cycle throughput"), FPSGN (one stage) and a "two-stage accumulator
     # unit called FPACC": 3 + 1 + 2 = 6 cycles before a result can be read back.
     latency=6,
+    # Estimate, unconfirmed: AIE1's float max runs in the same float pipeline ([AM009] fpmax).
+    compare_latency=6,
     # [AM009] "only one vector instruction per cycle can be done in fixed-point or floating-point".
     shared_issue=True,
     bf16_convert_ops=0,  # no bf16 datapath on AIE1 (aie1.py AIE1_MACS)
+    add_on_mac=False,  # one issue slot for both (shared_issue)
+    convert_in_load=False,
+    convert_out_store=False,
     f32_mul_ops=1,  # native fp32 multiplier ([AM009] FPMPY)
     # No exp instruction ([UG1079] "Floating-Point Operations": scalar hardware is sqrt, invsqrt,
     # inverse, abs, min, max) and no lookup-table hardware ([UG1529] "Lookup Tables": "only available
@@ -208,6 +234,9 @@ AIE2_FLOAT = FloatUnit(
     # two-cycle float MAC latency is the accumulator feedback of back-to-back MACs; a result
     # that is shifted and re-read, as in a reduction tree, goes through the whole pipeline.)
     latency=6,
+    # [LA] aie2/AIE2GenFixupInstrInfo.td: VMAX_LT_BF16 is an mv-slot vector ALU instruction
+    # (AIE2_vec_bf_min_max_inst_mv) with the integer max's itinerary (VECTOR_ALU_LATENCY).
+    compare_latency=VECTOR_ALU_LATENCY,
     # [AM020] "Floating-Point Vector Unit": the multipliers, and "the separate fixed-point vector
     # add/compare unit" that also does bf16 compare, min and max.
     shared_issue=False,
@@ -215,6 +244,20 @@ AIE2_FLOAT = FloatUnit(
     # from_vector / to_vector; [MA] aie_kernels/aie2/softmax.cc: each aie::mul result is
     # out_vals.to_vector<bfloat16>(); [AM020] the float adder works on accumulator registers.
     bf16_convert_ops=1,
+    # [LA] aie2/AIE2GenInstrFormats.td: the accumulator adds (AIE2_vacc_bf_inst_vec, VADD.f) are
+    # vec-slot instructions, the slot of VMUL/VMAC; the integer vector adds and max/min (VADD_32,
+    # VMAX_LT_BF16: AIE2_vec_add_inst_mv, AIE2_vec_bf_min_max_inst_mv) issue in the mv slot.
+    add_on_mac=True,
+    # [LA] aie2/AIE2GenFixupInstrInfo.td "VLD.CONV - Vector Loads with bfloat16 to float Conversion":
+    # VLDA_CONV_FP32_BF16 (AIE2_dmw_lda_ups_bf_inst_lda, load unit A; no VLDB variant), 16 lanes;
+    # AIE2CombinedOpcodes.cpp folds aie2_v16bf16_to_v16accfloat of a load into it. A standalone
+    # VCONV_FP32_BF16 is an mv-slot instruction (AIE2_mv_ups_bf_inst_mv). Loads into accumulator
+    # registers are unit A's alone: VLDA_dmw_lda_am writes mAMm, every VLDB form a vector register.
+    convert_in_load=True,
+    # [LA] VST_CONV_BF16_FP32 (AIE2_dmw_sts_srs_bf_inst_st), folded from aie2_v16accfloat_to_v16bf16
+    # of a stored value (AIE2CombinedOpcodes.cpp, "Unexpected VST.CONV size": 256 bits, 16 lanes);
+    # a standalone VCONV_BF16_FP32 is a store-slot instruction too (AIE2_mv_w_srs_bf_inst_st).
+    convert_out_store=True,
     # Estimate, unconfirmed: [AM020] / [UG1603] f32 is emulated with bf16 products; three
     # partial products (the "fast" accuracy mode), as aie2.py's f32 MAC rate assumes.
     f32_mul_ops=3,
@@ -239,19 +282,32 @@ AIE2_FLOAT = FloatUnit(
 
 #: AIE2P (npu2).
 AIE2P_FLOAT = FloatUnit(
-    lanes=16,  # estimate, unconfirmed: AIE2's (no AIE2P float-unit figure found)
+    # [LA] llvm/include/llvm/IR/IntrinsicsAIE2P.td: AIE2PI512I512ACC1024BFMUL multiplies v32bf16 by
+    # v32bf16 into v32f32; aie_api's aie2p float multiply (detail/aie2p/mul_acc32_fp.hpp) issues
+    # one mul_elem_32_conf for up to 32 lanes ("muls_per_mul = Elems <= 32? 32 : 64"); [MA]
+    # aie_kernels/aie_arch.h "AIE_BF16_LANES 32" on AIE2P (16 on AIE2).
+    lanes=32,
     latency=6,  # estimate, unconfirmed: AIE2's
+    # [LA] aie2p/AIE2PGenSchedule.td: II_VMAX_LT_bf16 "[/*d*/2, /*cmp*/2, /*s1*/1, /*s2*/1]", as AIE2.
+    compare_latency=VECTOR_ALU_LATENCY,
     shared_issue=False,  # estimate, unconfirmed: AIE2's separate multiplier and add/compare units
     bf16_convert_ops=1,  # as AIE2 ([MA] aie_kernels/aie2p/softmax.cc: to_vector after each op)
+    # [LA] aie2p/AIE2PGenSchedule.td: the same instructions and slots as AIE2's (VADD_f on the vmac
+    # unit; VLDA_2D_CONV_fp32_bf16 dmw_lda_ups_bf; VST_2D_CONV_bf16_fp32 dmw_sts_srs_bf;
+    # VCONV_fp32_bf16 mv_ups_wbf; VCONV_bf16_fp32 mv_w_srs_bf in the st slot).
+    add_on_mac=True,
+    convert_in_load=True,
+    convert_out_store=True,
     # [MA] aie_kernels/aie2p/exp2_poly.h: "an f32 aie::mul is emulated with 32-lane bf16 products";
     # the count of partial products is AIE2's estimate.
     f32_mul_ops=3,
     # Native exp2: [UG1529] "Elementary Functions": aie::exp2 requires arch XDNA2 (bf16 result);
     # [MA] aie_kernels/aie2p/exp2_bf16.h: "aie::exp2<bfloat16> on AIE2P. AIE2 has no exp2".
     # [MA] aie_kernels/aie2p/softmax.cc, per vector: the multiply by log2(e) (1 multiplier op),
-    # to_vector<float> and exp2 (2 vector ops). One exp2 per 16 lanes a cycle is an estimate.
-    exp_vector_ops=2,
-    exp_mul_ops=1,
+    # to_vector<float> and exp2 (2 vector ops). One exp2 per 16 lanes a cycle is an estimate; the
+    # counts are per 32 lanes (``lanes``), so twice those per 16.
+    exp_vector_ops=4,
+    exp_mul_ops=2,
     exp_load_cycles=0.0,
     inv_issue=10,  # estimate, unconfirmed: AIE2's emulated reciprocal
     inv_latency=10,
@@ -259,3 +315,35 @@ AIE2P_FLOAT = FloatUnit(
 
 #: The float unit of each architecture (``Device.arch.name``).
 FLOAT_UNITS: dict[str, FloatUnit] = {"aie1": AIE1_FLOAT, "aie2": AIE2_FLOAT, "aie2p": AIE2P_FLOAT}
+
+
+@dataclass(frozen=True)
+class Int32Multiply:
+    """How a core multiplies 32-bit integer vectors elementwise, where it has no 32 x 32-bit multiplier.
+
+    Attributes:
+        lanes: products per group of instructions.
+        mac_ops: multiplier-slot instructions per group (a multiply and the multiply-accumulates
+            that add the partial products of 16-bit halves).
+        shuffle_ops: vector-ALU-slot instructions per group and per vector operand (splitting it into
+            its halves; a scalar operand is split once, outside the loop).
+    """
+
+    lanes: int
+    mac_ops: int
+    shuffle_ops: int
+
+
+#: 32-bit elementwise multiplies built from 16-bit partial products, per architecture (AIE1 has a
+#: 32 x 32-bit multiplier mode and is absent: the device's MAC rate prices it).
+INT32_MULTIPLY: dict[str, Int32Multiply] = {
+    # [MA] lib/Conversion/AIEVecToLLVM/AIEVecToLLVM.cpp, "emulated I32 mul_elem": per v16int32, "4*
+    # Shuffle" and "MUL + 3 * MAC" (mul_elem_16_2 and three mac_elem_16_2_conf); [AM020] "Summary":
+    # int32 x int32 "can be emulated"; [MA] programming_guide section-4c: "32-bit scale loop: AIE2
+    # II 8" (two vectors of 16 a loop).
+    "aie2": Int32Multiply(lanes=16, mac_ops=4, shuffle_ops=2),
+    # Estimate, unconfirmed: aie_api's AIE2P fallback (detail/aie2p/emulated_mul_intrinsics.hpp),
+    # mul_elem_32 and three mac_elem_32_conf per 32 lanes, two interleave_unzip per operand pair;
+    # whether current compilers' native mul_elem_32_conf needs fewer passes was not found.
+    "aie2p": Int32Multiply(lanes=32, mac_ops=4, shuffle_ops=1),
+}

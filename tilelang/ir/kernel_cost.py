@@ -1,8 +1,8 @@
 """The kernel cost model: the cycles one call of a traced kernel takes on a core.
 
 A core is a VLIW machine whose slots work in parallel in a software-pipelined
-loop: two 256-bit load units, one 256-bit store unit, the vector ALU and the
-MAC unit. Each kernel op occupies one or more slots for some cycles (a table
+loop: two load units, one store unit (256-bit each; 512 on AIE2P), the vector
+ALU (AIE-ML's mv slot) and the MAC unit (its vec slot). Each kernel op occupies one or more slots for some cycles (a table
 registered per :class:`~tilelang.ir.kernel.OpKind` with :func:`impl`, as
 xDSL's interpreters register with ``@impl``); a call costs a fixed overhead,
 plus unoverlappable loop overheads, plus the busiest slot. Memory banks bound
@@ -17,15 +17,21 @@ constants it uses are device data (``tilelang/devices/costs.py``: the float unit
 each architecture, :class:`~tilelang.devices.costs.FloatUnit`, with a source per number).
 
 Float ops follow the instructions public AIE kernels issue for them: arithmetic in
-the fp32 lanes of the float unit (bf16 converted into and out of fp32 accumulators
-on AIE-ML); ``exp`` as the instruction count of mlir-aie's exp per vector (a
-polynomial on AIE1, table lookups on AIE-ML, the native ``exp2`` on AIE2P);
-division as one reciprocal on the scalar unit and a multiply ([UG1079] "There are no
-divide scalar or vector intrinsic functions"); a reduction as one op per vector and
-then a shift-and-combine tree of log2(lanes) steps ([MA] mlir-aie
+the fp32 lanes of the float unit (on AIE-ML and AIE2P bf16 in fp32 accumulators: a
+loaded operand converts as load unit A loads it, another on the vector ALU's slot,
+a stored result as the store unit stores it, and a value already in the
+accumulators not at all; the accumulator adds issue in the multiplier's slot);
+``exp`` as the instruction count of mlir-aie's exp per vector (a polynomial on
+AIE1, table lookups on AIE-ML, the native ``exp2`` on AIE2P); division as one
+reciprocal on the scalar unit and a multiply ([UG1079] "There are no divide scalar
+or vector intrinsic functions"); a reduction as one op per vector and then a
+shift-and-combine tree of log2(lanes) steps ([MA] mlir-aie
 test/Conversion/VectorToAIEVec/test-reduce.mlir: ``vector.reduction`` lowers to
 ``aievec.shift`` + ``add_elem``/``max`` per halving, then ``ext_elem``), each step
-waiting for the one before (``FloatUnit.latency``).
+waiting for the one before (``FloatUnit.latency``, ``FloatUnit.compare_latency``,
+``VECTOR_ALU_LATENCY``). 32-bit integer multiplies are partial products of 16-bit
+halves where the core has no 32-bit multiplier (``INT32_MULTIPLY``). A tile
+parameter streamed by one pointer loads on one load unit (:func:`_load`).
 
 Sources (short names used in the comments):
   [F]      docs/aie_facts.md, the section named.
@@ -36,6 +42,7 @@ Sources (short names used in the comments):
            when the same core's two read ports, or two agents, hit one bank.
   [UG1079] AI Engine kernel coding guide, "Floating-Point Operations".
   [MA]     Xilinx/mlir-aie, the file named.
+  [LA]     Xilinx/llvm-aie (Peano), the file named under llvm/lib/Target/AIE/.
 """
 
 from __future__ import annotations
@@ -47,9 +54,11 @@ from dataclasses import dataclass, field
 from tilelang.devices.costs import (
     CALL_OVERHEAD,
     FLOAT_UNITS,
+    INT32_MULTIPLY,
     MATMUL_BLOCK_OVERHEAD,
     MATMUL_REG_BLOCK,
     SHUFFLE_LATENCY,
+    VECTOR_ALU_LATENCY,
     FloatUnit,
     core_ports,
     intrinsic_shape,
@@ -67,6 +76,9 @@ IDIV_SCALAR_CYCLES = 16
 #: reciprocal back (an extract and an insert, as [UG1079]'s ``upd_elem(invpi, 0, inv(pi))``).
 #: Estimate, unconfirmed: one op each.
 RECIPROCAL_MOVE_OPS = 2
+#: Load units of a core, which share ``CorePorts.load_bytes`` equally ([F] "Loads/stores: 2 x 256-bit
+#: loads"; [DE] npu2's "two load units").
+LOAD_UNITS = 2
 
 
 @dataclass
@@ -85,6 +97,10 @@ class Slots:
     scalar: float = 0.0
     fixed: float = 0.0
     access: dict[str, float] = field(default_factory=dict)
+    #: cycles each tile parameter's loads take on the one load unit that walks it (:func:`_load`)
+    streams: dict[str, float] = field(default_factory=dict)
+    #: cycles of load unit A alone: loads that convert bf16 as they load (one unit has the instruction)
+    load_a: float = 0.0
 
     def add(self, other: Slots) -> None:
         self.load += other.load
@@ -93,12 +109,16 @@ class Slots:
         self.mac += other.mac
         self.scalar += other.scalar
         self.fixed += other.fixed
+        self.load_a += other.load_a
         for name, nbytes in other.access.items():
             self.access[name] = self.access.get(name, 0.0) + nbytes
+        for name, cycles in other.streams.items():
+            self.streams[name] = self.streams.get(name, 0.0) + cycles
 
     def busiest(self) -> float:
-        """Cycles of the busiest slot."""
-        return max(self.load, self.store, self.vector, self.mac, self.scalar)
+        """Cycles of the busiest slot (a load unit walking one parameter, or unit A, counting as one)."""
+        return max(self.load, self.store, self.vector, self.mac, self.scalar, self.load_a,
+                   max(self.streams.values(), default=0.0))
 
     def cycles(self) -> int:
         """The call's cycles without the call overhead: fixed plus the busiest slot."""
@@ -111,6 +131,7 @@ class OpContext:
 
     device: Device
     fused: frozenset[int]  # ids of ops folded into a preceding multiply (multiply-accumulate)
+    users: Mapping[int, tuple[KOp, ...]] = field(default_factory=dict)  # the ops using each op, by id
 
 
 CostRule = Callable[[KOp, OpContext], Slots]
@@ -149,10 +170,16 @@ def _const(op: KOp, ctx: OpContext) -> Slots:
 
 @impl(OpKind.LOAD)
 def _load(op: KOp, ctx: OpContext) -> Slots:
+    # A tile parameter is read by one pointer walking it, and its loads issue on one load unit: the two
+    # units together carry two parameters at once, not one at twice the rate ([MA] aie_kernels/reduce/
+    # reduce_add.cc, AIE2: "A walked pointer and a rolled loop pipeline at II2 per vector, its two loads";
+    # aie_kernels/datamovement/cast_f32_bf16.cc: "a single chain pipelines to two cycles per 16 elements").
     assert op.type is not None
     nbytes = op.type.nbytes
-    return Slots(load=nbytes / core_ports(ctx.device.arch.name).load_bytes,
-                 access={op.operands[0].name: nbytes})  # type: ignore[union-attr]
+    name = op.operands[0].name  # type: ignore[union-attr]
+    ports = core_ports(ctx.device.arch.name)
+    return Slots(load=nbytes / ports.load_bytes, access={name: nbytes},
+                 streams={name: nbytes / (ports.load_bytes / LOAD_UNITS)})
 
 
 @impl(OpKind.STORE)
@@ -176,7 +203,22 @@ def _vector(op: KOp, ctx: OpContext) -> Slots:
 def _cast(op: KOp, ctx: OpContext) -> Slots:
     assert op.type is not None
     src = _operand_dtype(op.operands[0])
-    wide = src if src.bits >= op.type.dtype.bits else op.type.dtype
+    dst = op.type.dtype
+    unit = FLOAT_UNITS.get(ctx.device.arch.name)
+    if unit is not None and unit.bf16_convert_ops and {src.name, dst.name} == {"f32", "bf16"}:
+        # f32 values live in the float accumulators: to bf16 is a conversion out of them, from bf16 one in
+        if dst.name == "bf16":
+            slots = _convert_out(op, unit, ctx)
+            x = op.operands[0]
+            if unit.convert_in_load and isinstance(x, KOp) and x.kind is OpKind.LOAD:
+                # f32 loaded straight into the accumulators: load unit A's alone ([LA] aie2/
+                # AIE2GenFixupInstrInfo.td: VLDA_dmw_lda_am writes mAMm, every VLDB form a vector
+                # register; [MA] cast_f32_bf16.cc: "which only the a port can do")
+                assert x.type is not None and not isinstance(x.type, DType)
+                slots.add(Slots(load_a=x.type.nbytes / (core_ports(ctx.device.arch.name).load_bytes / LOAD_UNITS)))
+            return slots
+        return _convert_in(op.operands[0], _numel(op), unit, ctx, load_first=True)
+    wide = src if src.bits >= dst.bits else dst
     return Slots(vector=_vector_cycles(_numel(op), wide, ctx))
 
 
@@ -205,26 +247,99 @@ def _convert_ops(dt: DType, unit: FloatUnit) -> int:
     return unit.bf16_convert_ops if dt.bits < 32 else 0
 
 
+#: Float ops whose result stays in the fp32 accumulators where the architecture computes bf16 in them.
+_ACC_RESULT = frozenset({OpKind.ADD, OpKind.SUB, OpKind.MUL, OpKind.DIV})
+#: Ops that read an operand from the accumulators as it is (the accumulator adds and the float sum).
+_ACC_OPERAND = frozenset({OpKind.ADD, OpKind.SUB, OpKind.SUM})
+
+
+def _in_accumulator(x: KOp | Param, unit: FloatUnit) -> bool:
+    """Whether ``x`` is a bf16 value the float unit holds in its fp32 accumulators (no conversion in)."""
+    if not isinstance(x, KOp) or x.type is None or isinstance(x.type, DType):
+        return False
+    dt = x.type.dtype
+    if not dt.is_float or not _convert_ops(dt, unit):
+        return False
+    return x.kind in _ACC_RESULT
+
+
+def _convert_in(x: KOp | Param, n: int, unit: FloatUnit, ctx: OpContext, load_first: bool) -> Slots:
+    """Converting the bf16 vector operand ``x`` (``n`` elements) into the accumulators, if it needs it.
+
+    A loaded operand converts on load unit A as it loads when ``load_first`` (one operand of an op: one
+    unit has the instruction); any other converts on the vector ALU's slot.
+    """
+    if not _is_vector(x) or _in_accumulator(x, unit):
+        return Slots()
+    conv = _convert_ops(_operand_dtype(x), unit)
+    if not conv:
+        return Slots()
+    if load_first and unit.convert_in_load and isinstance(x, KOp) and x.kind is OpKind.LOAD:
+        assert x.type is not None and not isinstance(x.type, DType)
+        return Slots(load_a=x.type.nbytes / (core_ports(ctx.device.arch.name).load_bytes / LOAD_UNITS))
+    return _float_slots(n, unit, vector=conv)
+
+
+def _convert_out(op: KOp, unit: FloatUnit, ctx: OpContext) -> Slots:
+    """Converting ``op``'s bf16 result out of the accumulators, for the users that need a bf16 vector.
+
+    Accumulator adds and float sums take it as it is; a store converts it itself where the store unit
+    can (``FloatUnit.convert_out_store``); every other use needs the conversion, once.
+    """
+    assert op.type is not None and not isinstance(op.type, DType)
+    conv = _convert_ops(op.type.dtype, unit)
+    if not conv:
+        return Slots()
+    users = ctx.users.get(id(op), ())
+    needs = [u for u in users if u.kind not in _ACC_OPERAND
+             and not (u.kind is OpKind.STORE and unit.convert_out_store)]
+    if users and not needs:
+        return Slots()
+    groups = math.ceil(_numel(op) / unit.lanes)
+    return Slots(store=groups * conv) if unit.convert_out_store else _float_slots(_numel(op), unit, vector=conv)
+
+
+def _float_add(n: int, unit: FloatUnit) -> Slots:
+    """The adds of ``n`` elements in the accumulators (on the multiplier's slot where the unit puts them)."""
+    groups = math.ceil(n / unit.lanes)
+    return Slots(mac=groups) if unit.add_on_mac and not unit.shared_issue else _float_slots(n, unit, vector=1)
+
+
 @impl(OpKind.ADD, OpKind.SUB)
 def _add(op: KOp, ctx: OpContext) -> Slots:
-    if id(op) in ctx.fused:
-        return Slots()  # the multiply-accumulate already did it on the MAC unit
     assert op.type is not None
     dt = op.type.dtype
     if not dt.is_float:
+        if id(op) in ctx.fused:
+            return Slots()  # the multiply-accumulate already did it on the MAC unit
         return Slots(vector=_vector_cycles(_numel(op), dt, ctx))
-    # The float adder works on accumulators: each vector operand converted in, the result out
-    # (a scalar operand is broadcast once, outside the loop).
+    # The float adder works on accumulators: each vector operand not already in one converted in (the
+    # first loaded one as it loads), the result converted out for the users that need it (a scalar
+    # operand is broadcast once, outside the loop).
+    if id(op) in ctx.fused and any(isinstance(x, KOp) and x.kind is OpKind.MATMUL for x in op.operands):
+        return Slots()  # a matmul's accumulators are its output blocks (the matmul rule prices them)
     unit = _float_unit(ctx)
-    conv = _convert_ops(dt, unit)
-    ins = sum(1 for x in op.operands if _is_vector(x))
-    return _float_slots(_numel(op), unit, vector=1 + conv * (ins + 1))
+    n = _numel(op)
+    slots = Slots() if id(op) in ctx.fused else _float_add(n, unit)  # fused: the multiply-accumulate adds
+    first = True
+    for x in op.operands:
+        if id(op) in ctx.fused and isinstance(x, KOp) and x.kind is OpKind.MUL:
+            continue
+        part = _convert_in(x, n, unit, ctx, load_first=first)
+        first = first and not part.load_a
+        slots.add(part)
+    slots.add(_convert_out(op, unit, ctx))
+    return slots
 
 
-def _float_mul(n: int, dt: DType, unit: FloatUnit) -> Slots:
-    """A float multiply of ``n`` elements: multiplier ops, then the bf16 result converted out."""
+def _float_mul(op: KOp, unit: FloatUnit, ctx: OpContext) -> Slots:
+    """A float multiply: multiplier ops on its bf16 (or f32) operands, the result converted out as needed."""
+    assert op.type is not None
+    dt = op.type.dtype
     mul = unit.f32_mul_ops if dt.bits >= 32 else 1
-    return _float_slots(n, unit, vector=_convert_ops(dt, unit), mul=mul)
+    slots = _float_slots(_numel(op), unit, mul=mul)
+    slots.add(_convert_out(op, unit, ctx))
+    return slots
 
 
 @impl(OpKind.MUL)
@@ -232,7 +347,13 @@ def _mul(op: KOp, ctx: OpContext) -> Slots:
     assert op.type is not None
     dt = op.type.dtype
     if dt.is_float:
-        return _float_mul(_numel(op), dt, _float_unit(ctx))
+        return _float_mul(op, _float_unit(ctx), ctx)
+    emulated = INT32_MULTIPLY.get(ctx.device.arch.name) if dt.bits == 32 else None
+    if emulated is not None:
+        # No 32 x 32-bit multiplier: partial products of 16-bit halves, each operand split by shuffles
+        groups = math.ceil(_numel(op) / emulated.lanes)
+        vectors = sum(1 for x in op.operands if _is_vector(x))
+        return Slots(mac=groups * emulated.mac_ops, vector=groups * emulated.shuffle_ops * vectors)
     # Integer multiplies run on the multiplier: no faster than the MAC rate nor
     # than the vector width ([F] compute rates; device vector lanes).
     rate = min(ctx.device.macs_per_cycle(dt), ctx.device.vector_lanes(dt))
@@ -250,7 +371,7 @@ def _div(op: KOp, ctx: OpContext) -> Slots:
     # multiply"). A scalar divisor takes one reciprocal, which the multiply waits for; a vector
     # divisor one per element, moved to the scalar unit and back.
     unit = _float_unit(ctx)
-    slots = _float_mul(n, dt, unit)
+    slots = _float_mul(op, unit, ctx)
     if _is_vector(op.operands[1]):
         slots.add(Slots(scalar=n * unit.inv_issue, vector=n * RECIPROCAL_MOVE_OPS, fixed=unit.inv_latency))
     else:
@@ -271,22 +392,59 @@ def _reduce(op: KOp, ctx: OpContext) -> Slots:
     x = op.operands[0]
     t = x.type if isinstance(x, KOp) else x.value_type
     if not t.dtype.is_float:
-        # Estimate, unconfirmed: one vector pass; the integer tree's latency is not modelled.
-        return Slots(vector=_vector_cycles(t.numel, t.dtype, ctx))
+        # One vector op per vector into a running vector, then the shift-and-combine tree, each step
+        # waiting for the one before ([MA] aie_kernels/reduce/reduce_add.cc: "shift_bytes" and add over
+        # 32, 16, 8 and 4 bytes of a 16-lane vector).
+        lanes = min(ctx.device.vector_lanes(t.dtype), t.numel)
+        steps = math.ceil(math.log2(lanes)) if lanes > 1 else 0
+        return Slots(vector=math.ceil(t.numel / lanes) + 2 * steps,
+                     fixed=steps * (SHUFFLE_LATENCY + VECTOR_ALU_LATENCY))
     unit = _float_unit(ctx)
     if op.kind is OpKind.SUM:
-        # Accumulated in the float unit's fp32 lanes, bf16 converted in.
-        lanes, per_vector = unit.lanes, 1 + _convert_ops(t.dtype, unit)
+        # Accumulated in the float unit's fp32 lanes (the adds where the unit puts them), bf16
+        # converted in (a loaded operand as it loads)
+        lanes = min(unit.lanes, t.numel)
+        slots = _float_add(t.numel, unit)
+        slots.add(_convert_in(x, t.numel, unit, ctx, load_first=True))
     else:
         # Max runs on the vector compare unit at the full vector width ([AM020] "Floating-Point
         # Vector Unit": bf16 "comparison, minimum, and maximum"; AIE1's float unit, 8 lanes).
-        # Its tree steps are taken to wait the float pipeline's depth too: estimate, unconfirmed
-        # (no latency of the compare unit was found).
-        lanes, per_vector = ctx.device.vector_lanes(t.dtype), 1
-    lanes = min(lanes, t.numel)
+        lanes = min(ctx.device.vector_lanes(t.dtype), t.numel)
+        slots = Slots(vector=math.ceil(t.numel / lanes))
     steps = math.ceil(math.log2(lanes)) if lanes > 1 else 0
-    return Slots(vector=math.ceil(t.numel / lanes) * per_vector + 2 * steps,
-                 fixed=steps * (SHUFFLE_LATENCY + unit.latency))
+    latency = unit.latency if op.kind is OpKind.SUM else unit.compare_latency
+    slots.add(Slots(vector=2 * steps, fixed=steps * (SHUFFLE_LATENCY + latency)))
+    return slots
+
+
+#: Rows of A a matrix-vector kernel reduces together: [MA] aie_kernels/linalg/mv_bf16.cc works in groups of 4 rows
+#: (``mac_rows4``), each row's chunks multiplied into an accumulator of its own, and folds the group's four
+#: accumulators in one tree (``pack_rows4``, ``fold_rows``).
+MATVEC_ROW_GROUP = 4
+
+
+def _matvec(op: KOp, ctx: OpContext) -> Slots:
+    """A matrix times a column, as mlir-aie's matrix-vector kernel computes it ([MA] aie_kernels/linalg/
+    mv_bf16.cc): elementwise multiply-accumulates of each row's chunks with the column's (the matmul intrinsic
+    would leave all but one of its output columns idle), then each group of rows folded by a shift-and-combine
+    tree, each step waiting for the one before (programming_guide section-4d: in the 32 x 256 kernel "the
+    reduction costs 520 cycles, 45% of the kernel"); the column re-read per group. Float only: mlir-aie's
+    integer kernel (mv_i16.cc) takes A word-transposed and multiplies a column of rows at once with no tree,
+    so a row-major integer tile has no kernel to follow and keeps the matmul rule."""
+    a, b = op.operands
+    m, k = a.type.shape
+    dt = a.type.dtype
+    unit = _float_unit(ctx)
+    lanes, latency = min(unit.lanes, k), unit.latency
+    groups = math.ceil(m / MATVEC_ROW_GROUP)
+    steps = math.ceil(math.log2(lanes)) if lanes > 1 else 0
+    extra_b = (groups - 1) * k * dt.bytes
+    access = {}
+    if isinstance(b, KOp) and b.kind is OpKind.LOAD and extra_b:
+        access[b.operands[0].name] = extra_b  # type: ignore[union-attr]
+    return Slots(mac=m * math.ceil(k / lanes), vector=groups * 2 * steps,
+                 load=extra_b / core_ports(ctx.device.arch.name).load_bytes,
+                 fixed=groups * steps * (SHUFFLE_LATENCY + latency), access=access)
 
 
 @impl(OpKind.MATMUL)
@@ -294,6 +452,8 @@ def _matmul(op: KOp, ctx: OpContext) -> Slots:
     a, b = op.operands
     m, k = a.type.shape
     n = b.type.shape[1]
+    if n == 1 and m > 1 and a.type.dtype.is_float:
+        return _matvec(op, ctx)
     dt = a.type.dtype
     macs = ctx.device.macs_per_cycle(dt)
     m0, _, n0 = intrinsic_shape(macs)
@@ -335,13 +495,23 @@ def kernel_slots(kernel: Kernel, device: Device) -> Slots:
     Raises:
         SimulationError: an op kind has no cost rule.
     """
-    ctx = OpContext(device, _fused_adds(kernel))
+    users: dict[int, list[KOp]] = {}
+    for op in kernel.body:
+        for x in op.operands:
+            if isinstance(x, KOp):
+                users.setdefault(id(x), []).append(op)
+    ctx = OpContext(device, _fused_adds(kernel), {k: tuple(v) for k, v in users.items()})
     total = Slots()
     for op in kernel.body:
         rule = _RULES.get(op.kind)
         if rule is None:
             raise SimulationError(f"kernel {kernel.name!r}: no cost rule for op {op.kind.value}")
         total.add(rule(op, ctx))
+    if any(op.kind is OpKind.MATMUL for op in kernel.body):
+        # A blocked matmul walks each operand with a pointer per block row or column ([MA]
+        # aie_kernels/linalg/mm_aie2.h: pA1, pA2, pB1, pB2 and a cursor per C tile), so both load units
+        # serve each operand: no one-pointer stream bound (the tiler's call_cycles agrees).
+        total.streams.clear()
     return total
 
 
