@@ -345,14 +345,20 @@ class CoreRunner:
                     if (r.n_published - side.consumed - side.held if ins[5]
                             else r.depth - (side.produced + side.held - r.n_freed)) >= need:
                         side.held = k
-                    else:
+                    else:  # blocked: wait for the side's signal until the same test passes (try_acquire, inlined)
                         t0 = engine.now
-                        filling = self._filling()
+                        filling = not self._filled and self._filling()
                         signal = side.wait_signal
                         proc.why = ins[3]
-                        while not side.try_acquire(k):
+                        reader = ins[5]
+                        while True:  # (held is the core's own: need stays what it was while it waits)
                             yield signal
-                        self._stalled(ins[4], t0, engine.now, filling)
+                            if (r.n_published - side.consumed - side.held if reader
+                                    else r.depth - (side.produced + side.held - r.n_freed)) >= need:
+                                side.held = k
+                                break
+                        if engine.now != t0:
+                            self._stalled(ins[4], t0, engine.now, filling)
             elif op == _RELEASE:
                 side, k = ins[1], ins[2]
                 if ins[3]:  # ReaderSide.release, inlined: a core frees its inputs most often (once per call)

@@ -194,6 +194,11 @@ class Progress:
     def __init__(self, design: Design) -> None:
         self.design = design
         self._memo: dict[tuple[int, str, int], tuple[int, int, int]] = {}
+        # the answers of _side, _time and _find, kept: issue_order asks the same elements and steps again
+        # and again (every transfer's first element, the bisections of _count), each a walk of a body
+        self._sides: dict[tuple, Fraction | None] = {}
+        self._times: dict[tuple, Fraction] = {}
+        self._found: dict[tuple[int, str, int, int], tuple[int | None, int, int]] = {}
         self.takers: dict[str, list[tuple[str, object]]] = {}  # fifo -> ("core", Core) | ("link", Link)
         self.makers: dict[str, list[tuple[str, object]]] = {}
         for c in design.cores:
@@ -224,6 +229,14 @@ class Progress:
     def _side(self, side: dict, fifo: str, k: int, depth: int, taking: bool, visiting: frozenset) -> Fraction | None:
         if depth > len(self.design.links):
             return None
+        key = (taking, fifo, k, depth, visiting)
+        if key in self._sides:
+            return self._sides[key]
+        got = self._sides[key] = self._side_walk(side, fifo, k, depth, taking, visiting)
+        return got
+
+    def _side_walk(self, side: dict, fifo: str, k: int, depth: int, taking: bool,
+                   visiting: frozenset) -> Fraction | None:
         out = []
         for kind, x in side.get(fifo, []):
             if kind == "core":
@@ -244,6 +257,14 @@ class Progress:
         at that core's pace: the step is when the element it is making of such a fifo is needed there
         (the earliest over its fifos). A core whose results only go to the host, or on a loop of cores,
         runs at its own pace: the step's share of its program."""
+        key = (core.name, step, visiting)
+        got = self._times.get(key)
+        if got is None:
+            got = self._times[key] = self._pace(core, step, visiting)
+        return got
+
+    def _pace(self, core: Core, step: int, visiting: frozenset) -> Fraction:
+        """:meth:`_time`, worked out."""
         own = Fraction(step, max(self._steps(core), 1))
         if core.name in visiting:
             return own
@@ -325,6 +346,14 @@ class Progress:
 
     def _find(self, body: tuple, fifo: str, k: int, held: int) -> tuple[int | None, int, int]:
         """(step of ``body`` at which it counts element ``k`` or None, steps, hold at the end)."""
+        key = (id(body), fifo, k, held)
+        got = self._found.get(key)
+        if got is None:
+            got = self._found[key] = self._find_walk(body, fifo, k, held)
+        return got
+
+    def _find_walk(self, body: tuple, fifo: str, k: int, held: int) -> tuple[int | None, int, int]:
+        """:meth:`_find`, worked out."""
         at = 0
         for st in body:
             if isinstance(st, Loop):
