@@ -12,6 +12,8 @@ runs while some are still being written):
 - ``accuracy.py``: simulated cycles against published measurements;
 - ``emit_bench.py``: MLIR emission speed and size;
 - ``library_bench.py``: each library design's efficiency against the device's peak.
+- ``library_grids_bench.py``: each library factory's default grid (``cores=None``) on every registered device,
+  planned, simulated and compared with numpy (docs/library.md "Default grids").
 - ``cascade_gemm_bench.py``: AIE1 GEMMs over cascade chains (up to 64 cores) against the plain whole-array one.
 - ``vendor_bench.py``: each library design through mlir-aie's own flow at both levels (mlir-aie's buffers and
   routes against tilelang's);
@@ -39,7 +41,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-BENCHMARKS = ("plan_bench", "sim_bench", "timing_bench", "explore_bench", "accuracy", "emit_bench", "library_bench", "cascade_gemm_bench", "fuzz_bench", "vendor_bench",
+BENCHMARKS = ("plan_bench", "sim_bench", "timing_bench", "explore_bench", "accuracy", "emit_bench", "library_bench", "library_grids_bench", "cascade_gemm_bench", "fuzz_bench", "vendor_bench",
               "tenancy_bench", "passes_bench", "plio_bench",
               "plio_place_bench")
 

@@ -52,9 +52,11 @@ def matmul_estimate(kwargs: dict[str, Any]) -> float | None:
         return None
     try:
         dev = resolve_device(kwargs.get("device", "npu1"))
-        grid = _grid(dev, kwargs.get("cores"))
+        dtypes = (kwargs.get("in_dtype", bf16), kwargs.get("out_dtype", f32))
+        grid, _ = _grid(dev, kwargs.get("cores"), (kwargs["M"], kwargs["K"], kwargs["N"]), tiling, dtypes,
+                        kwargs.get("layout", "row-major"))
         sizes = {"m": kwargs["M"], "k": kwargs["K"], "n": kwargs["N"]}
-        c = parse("mk,kn->mn", sizes, (kwargs.get("in_dtype", bf16),) * 2 + (kwargs.get("out_dtype", f32),))
+        c = parse("mk,kn->mn", sizes, (dtypes[0],) * 2 + (dtypes[1],))
     except (TileLangError, KeyError, TypeError):
         return None
     split = {"m": grid.rows, "k": 1, "n": grid.cols}
@@ -104,9 +106,9 @@ def softmax_estimate(kwargs: dict[str, Any]) -> float | None:
     from tilelang.devices.abi import STACK_BYTES
     from tilelang.devices.costs import BD_SETUP_CYCLES
     from tilelang.ir.dtypes import bf16
-    from tilelang.library._common import choose_grid, has_memtiles, resolve_device
+    from tilelang.library._common import has_memtiles, resolve_device
     from tilelang.library._movement import ShimLimits, _fit, _walk, column_groups
-    from tilelang.library.elementwise import row_limits
+    from tilelang.library.elementwise import chunk_grid
     from tilelang.library.softmax import softmax_kernel
 
     try:
@@ -114,13 +116,14 @@ def softmax_estimate(kwargs: dict[str, Any]) -> float | None:
         rows, cols = int(kwargs["rows"]), int(kwargs["cols"])
         per, depth = int(kwargs.get("rows_per_tile", 1)), int(kwargs.get("depth", 2))
         dtype = kwargs.get("dtype", bf16)
-        max_rows, max_cores = row_limits(dev, 1, 1)
-        grid = choose_grid(dev, kwargs.get("cores", 1), "softmax", max_rows=max_rows, max_cores=max_cores)
+        if per <= 0 or depth <= 0:
+            return None
+        grid = chunk_grid(dev, kwargs.get("cores", 1), "softmax", 1, 1, rows, per)
         kern = softmax_kernel(per, cols, dtype)
         kernel = float(kernel_cycles(kern, dev))  # (a DesignError for a dtype the cores have no datapath for)
     except (TileLangError, KeyError, TypeError, ValueError):
         return None
-    if per <= 0 or depth <= 0 or rows % (grid.cores * per):
+    if rows % (grid.cores * per):
         return None
     chunk = per * cols * dtype.bits // 8
     core = dev.tiles("compute")[0]

@@ -124,32 +124,114 @@ def memtile_channels(dev: Device, direction: str) -> int:
     return dev.dma_channels(mems[0], direction) if mems else 0
 
 
+#: Why a grid cannot work (a sentence naming the problem), or None when it can.
+GridCheck = Callable[[Grid], str | None]
+#: The shim DMA channels a grid's host moves take: (MM2S, S2MM, what takes them, for messages).
+GridMoves = Callable[[Grid], tuple[int, int, str]]
+
+
+@dataclass(frozen=True)
+class ShimReach:
+    """The columns ``cores=None`` keeps a grid to, and the NoC shim channels its host moves may take there.
+
+    Attributes:
+        first: the run's first column.
+        cols: its columns.
+        mm2s: MM2S channels of the NoC shims in it.
+        s2mm: S2MM channels of the NoC shims in it.
+        whole: whether that is the whole array and every NoC shim.
+    """
+
+    first: int
+    cols: int
+    mm2s: int
+    s2mm: int
+    whole: bool
+
+
+def shim_reach(dev: Device) -> ShimReach:
+    """The columns, and the NoC shims' channels, ``cores=None`` sizes a grid to: a rule of the device's layout.
+
+    A memtile with no east or west stream links (AIE-ML's, AIE_FACTS "Stream switch") reaches a NoC shim
+    only down its own column and along the shim row. On a device whose NoC shims sit in only some columns
+    (the Versal AIE-ML parts), host moves of many columns then crowd the shim row and the vertical links of
+    the NoC shims' columns. The rule: the widest run of consecutive columns each at most one column from a
+    NoC shim's column (the westmost on a tie), and only the channels of the NoC shims in that run; xcve2302:
+    columns 1-12 and all 6 NoC shims, xcve2802: columns 1-8 and 4 of its 12 (grids its 24 + 24 channels
+    allow, 4 x 16 and 2 x 16 GEMMs, did not route: docs/library.md "Default grids"). Elsewhere (a NoC shim in
+    every column, or no memtiles: AIE1's cores route east and west) the whole array and every NoC shim.
+    """
+    cols = sorted({c for c, _ in dev.tiles("compute")})
+    shims = [t for t in dev.tiles("shim") if dev.is_noc_shim(t)]
+    whole = ShimReach(cols[0], len(cols), shim_channels(dev, "mm2s"), shim_channels(dev, "s2mm"), True)
+    noc = {c for c, _ in shims}
+    links = set(dev.links())
+    sideways = any(((c, r), (c + d, r)) in links for c, r in dev.tiles("mem") for d in (-1, 1))
+    if not has_memtiles(dev) or sideways or noc >= set(cols):
+        return whole
+    near = [c for c in cols if any(abs(c - s) <= 1 for s in noc)]
+    runs: list[list[int]] = []
+    for c in near:
+        if runs and runs[-1][-1] == c - 1:
+            runs[-1].append(c)
+        else:
+            runs.append([c])
+    run = max(runs, key=len)  # the first of the widest
+    inside = [t for t in shims if run[0] <= t[0] <= run[-1]]
+    return ShimReach(run[0], len(run), sum(dev.dma_channels(t, "mm2s") for t in inside),
+                     sum(dev.dma_channels(t, "s2mm") for t in inside), False)
+
+
+def candidate_grids(dev: Device, max_rows: int | None = None, max_cores: int | None = None,
+                    max_cols: int | None = None) -> list[Grid]:
+    """Every grid of at most ``max_rows`` rows, ``max_cols`` columns and ``max_cores`` cores that fits the
+    compute array, in the order ``cores=None`` tries them: most cores first, then most rows (fewer columns,
+    so fewer per-column host moves)."""
+    rows, cols = compute_shape(dev)
+    cap_rows, cap_cols = min(rows, max_rows or rows), min(cols, max_cols or cols)
+    cap_cores = max_cores or rows * cols
+    grids = [Grid(r, q) for r in range(1, cap_rows + 1) for q in range(1, cap_cols + 1) if r * q <= cap_cores]
+    return sorted(grids, key=lambda g: (-g.cores, -g.rows))
+
+
 def choose_grid(dev: Device, cores: int | tuple[int, int] | None, what: str, max_rows: int | None = None,
-                max_cores: int | None = None) -> Grid:
+                max_cores: int | None = None, moves: GridMoves | None = None, splits: GridCheck | None = None) -> Grid:
     """The core grid a factory uses.
+
+    ``cores=None`` takes the first of :func:`candidate_grids` (most cores first, then most rows), within
+    :func:`shim_reach`'s columns, whose host moves (``moves``) fit :func:`shim_reach`'s channels and whose
+    sizes split over it (``splits``): a rule of the device and the arguments only, the same on every machine.
 
     Args:
         dev: the device.
-        cores: None (as many as fit: ``max_rows`` rows of every column, capped by
-            ``max_cores``), a core count (the most rows that divide it), or (rows, cols).
+        cores: None (the rule above), a core count (the most rows that divide it), or (rows, cols).
         what: the factory's name, for messages.
         max_rows: most cores per column the factory's data movement allows.
         max_cores: most cores in all the factory's data movement allows.
+        moves: the shim DMA channels the factory's host moves take on a grid (one per fifo each); an
+            explicit grid needing more than the device's NoC shims have is a DesignError.
+        splits: why the factory's sizes do not split over a grid (None: they do); checked for ``cores=None``
+            only (an explicit grid's sizes are checked, with the factory's own message, when it is built).
 
     Returns:
         The grid.
 
     Raises:
-        DesignError: when the request does not fit the device or the limits, saying why.
+        DesignError: when the request does not fit the device or the limits, or (``cores=None``) no grid does,
+            saying why.
     """
     rows, cols = compute_shape(dev)
     cap_rows = min(rows, max_rows or rows)
     cap_cores = max_cores or rows * cols
     if cores is None:
-        r = max(1, min(cap_rows, cap_cores))
-        return Grid(r, max(1, min(cols, cap_cores // r)))
+        reach = shim_reach(dev)
+
+        def feeds(g: Grid) -> str | None:
+            return shim_problem(dev, *moves(g), reach) if moves else None
+
+        return _first_grid(dev, what, candidate_grids(dev, max_rows, max_cores, reach.cols), feeds, splits)
     if isinstance(cores, tuple):
-        if len(cores) != 2 or not all(isinstance(x, int) and x > 0 for x in cores):
+        if len(cores) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in cores):
             raise DesignError(f"{what}: cores must be a positive int or (rows, cols), got {cores!r}")
         r, q = cores
     elif isinstance(cores, int) and not isinstance(cores, bool) and cores > 0:
@@ -163,14 +245,59 @@ def choose_grid(dev: Device, cores: int | tuple[int, int] | None, what: str, max
     if r > rows or q > cols:
         raise DesignError(f"{what}: a {r} x {q} core grid does not fit {dev.name}'s {rows} x {cols} compute tiles")
     if r > cap_rows:
+        why = (f"the memtile serving a column has {memtile_channels(dev, 'mm2s')} MM2S and "
+               f"{memtile_channels(dev, 's2mm')} S2MM channels" if has_memtiles(dev) else
+               f"{dev.name} has no memtiles to split or join a column's data")
         raise DesignError(f"{what}: {r} cores per column is more than this design's data movement allows "
-                          f"({cap_rows}: the memtile serving a column has {memtile_channels(dev, 'mm2s')} MM2S and "
-                          f"{memtile_channels(dev, 's2mm')} S2MM channels); use fewer rows")
+                          f"({cap_rows}: {why}); use fewer rows")
     if r * q > cap_cores:
         raise DesignError(f"{what}: {r * q} cores need more shim DMA channels than {dev.name} has "
                           f"({shim_channels(dev, 'mm2s')} MM2S, {shim_channels(dev, 's2mm')} S2MM); use at most "
                           f"{cap_cores} cores")
-    return Grid(r, q)
+    grid = Grid(r, q)
+    why = shim_problem(dev, *moves(grid)) if moves else None
+    if why:
+        raise DesignError(f"{what}: {why}; use fewer rows or columns (cores=None keeps to grids whose host moves fit)")
+    return grid
+
+
+def _first_grid(dev: Device, what: str, grids: list[Grid], feeds: GridCheck, splits: GridCheck | None) -> Grid:
+    """The first of ``grids`` that ``feeds`` and ``splits`` accept.
+
+    Raises:
+        DesignError: none does; naming why the largest and the smallest grid were refused.
+    """
+    refused: list[tuple[Grid, str]] = []
+    for grid in grids:
+        why = feeds(grid) or (splits(grid) if splits else None)
+        if not why:
+            return grid
+        refused.append((grid, why))
+    ends = refused[:1] + refused[1:][-1:]
+    reasons = "; ".join(f"{g.rows} x {g.cols}: {why}" for g, why in ends)
+    raise DesignError(f"{what}: no core grid on {dev.name} works ({reasons}); change the sizes")
+
+
+def shim_problem(dev: Device, mm2s: int, s2mm: int, moves: str, reach: ShimReach | None = None) -> str | None:
+    """Why host moves needing ``mm2s`` shim MM2S and ``s2mm`` S2MM channels (one each: a channel carries one
+    fifo's moves) cannot all have one, naming ``moves`` (what needs them); None when they can.
+
+    Against every NoC shim of ``dev``, or the NoC shims of ``reach`` (:func:`shim_reach`) when it is given and
+    not the whole array.
+    """
+    near = reach is not None and not reach.whole
+    have = {"MM2S": reach.mm2s if near else shim_channels(dev, "mm2s"),
+            "S2MM": reach.s2mm if near else shim_channels(dev, "s2mm")}
+    over = [(d, need, have[d]) for d, need in (("MM2S", mm2s), ("S2MM", s2mm)) if need > have[d]]
+    if not over:
+        return None
+    whose = (f"the NoC shims of {dev.name}'s columns {reach.first}-{reach.first + reach.cols - 1} have" if near
+             else f"{dev.name}'s NoC shims have")
+    if len(over) == 1:
+        (d, need, n), = over
+        return f"{moves}: {need} shim {d} channels; {whose} {n}"
+    (_, n_in, h_in), (_, n_out, h_out) = over
+    return f"{moves}: {n_in} shim MM2S and {n_out} S2MM channels; {whose} {h_in} MM2S and {h_out} S2MM"
 
 
 def divide(total: int, part: int, what: str) -> int:
@@ -233,8 +360,10 @@ def zero_of(dt: DType) -> int | float:
 
 __all__ = [
     "Grid",
+    "ShimReach",
     "build_design",
     "build_kernel",
+    "candidate_grids",
     "choose_grid",
     "compute_shape",
     "divide",
@@ -242,5 +371,7 @@ __all__ = [
     "memtile_channels",
     "resolve_device",
     "shim_channels",
+    "shim_problem",
+    "shim_reach",
     "zero_of",
 ]

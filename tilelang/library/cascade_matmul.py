@@ -26,6 +26,7 @@ in a staging tile padded with zero rows.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -68,10 +69,19 @@ def cascade_matmul(M: int, K: int, N: int, in_dtype: DType, out_dtype: DType, de
         raise DesignError(f"matmul(cascade={chain}) on {dev.name}: its shim DMA walks linear runs only; use "
                           f"layout=\"streams\" and tl.library.pack_streams (docs/library.md)")
     bits = dev.plio_width(None if plio is True else plio) if plio else 0
-    grid = _chain_grid(dev, cores, chain, bool(bits))
+    if K % chain:
+        raise DesignError(f"matmul {M}x{K}x{N}: cascade={chain} needs K % {chain} == 0 (each chain core takes "
+                          f"K / {chain})")
+
+    def splits(g: Grid) -> bool:
+        try:
+            m, k, n = _tile(M, K // chain, N, in_dtype, out_dtype, dev, g, chain, tiling)
+        except DesignError:
+            return False
+        return not (M % (g.rows * m) or N % (g.cols * n) or (K // chain) % k)
+
+    grid = _chain_grid(dev, cores, chain, bool(bits), splits)
     R, Q, L = grid.rows, grid.cols, chain  # noqa: N806
-    if K % L:
-        raise DesignError(f"matmul {M}x{K}x{N}: cascade={L} needs K % {L} == 0 (each chain core takes K / {L})")
     m, k, n = _tile(M, K // L, N, in_dtype, out_dtype, dev, grid, L, tiling)
     if M % (R * m) or N % (Q * n) or (K // L) % k:
         raise DesignError(f"matmul {M}x{K}x{N}: tiles m={m}, k={k}, n={n} on {R}x{Q} chains of {L} need "
@@ -107,10 +117,12 @@ class _Chain:
         self.steps = K // (chain * k)
 
 
-def _chain_grid(dev: Device, cores: int | tuple[int, int] | None, chain: int, plio: bool = False) -> Grid:
-    """R x Q chains: ``cores`` (an int counts chains; the most rows, at most 4, that divide it), or the most
-    chains the shims' channels feed (A and B fifos ``(R + Q) chain`` MM2S, C fifos ``R Q`` S2MM; with
-    ``plio`` the PL shims' PLIO streams in and out instead).
+def _chain_grid(dev: Device, cores: int | tuple[int, int] | None, chain: int, plio: bool = False,
+                splits: Callable[[Grid], bool] | None = None) -> Grid:
+    """R x Q chains: ``cores`` (an int counts chains; the most rows, at most 4, that divide it), or for None
+    the grid with the most chains (then the squarest, then the most rows) that the shims' channels feed (A and
+    B fifos ``(R + Q) chain`` MM2S, C fifos ``R Q`` S2MM; with ``plio`` the PL shims' PLIO streams in and out
+    instead) and over which the sizes split (``splits``), the first that does.
 
     Raises:
         DesignError: a grid the shims or the array cannot hold, or a bad ``cores``.
@@ -134,8 +146,11 @@ def _chain_grid(dev: Device, cores: int | tuple[int, int] | None, chain: int, pl
         if not options:
             raise DesignError(f"matmul(cascade={chain}) on {dev.name}: no grid of chains fits its {mm2s} shim MM2S "
                               f"channels (A and B need (rows + cols) x {chain})")
+        for _, _, r, q in sorted(options, reverse=True):
+            if splits is None or splits(Grid(r, q)):
+                return Grid(r, q)
         _, _, r, q = max(options)
-        return Grid(r, q)
+        return Grid(r, q)  # none splits: the largest, whose tiling then says why
     if isinstance(cores, int) and not isinstance(cores, bool) and cores > 0:
         r = max(x for x in range(1, 5) if cores % x == 0)
         grid = Grid(r, cores // r)

@@ -85,7 +85,9 @@ def conv2d(H: int, W: int, cin: int, cout: int, kernel_size: int = 3, dtype: DTy
         dtype: dtype of A and W.
         out_dtype: dtype of C, the accumulator (default i32 for integers, f32 for floats).
         device: device name or model.
-        cores: 1, a count, or (groups, bands): output-channel groups per column x row bands.
+        cores: 1, a count, (groups, bands): output-channel groups per column x row bands, or None: the
+            grid with the most cores (then the most groups) the shims' DMA channels feed and the output
+            rows and channels split over (see :func:`_grid`).
 
     Returns:
         The traced design.
@@ -99,8 +101,8 @@ def conv2d(H: int, W: int, cin: int, cout: int, kernel_size: int = 3, dtype: DTy
         raise DesignError(f"conv2d: kernel_size must be an int in [1, min(H, W)], got {kernel_size!r}")
     dev = resolve_device(device)
     out = out_dtype or accumulator(dtype)
-    grid = _grid(dev, cores)
     ho, wo = H - k + 1, W - k + 1
+    grid = _grid(dev, cores, ho, cout)
     band = divide(ho, grid.cols, f"conv2d: the {ho} output rows must split evenly into {grid.cols} bands")
     cc = divide(cout, grid.rows, f"conv2d: the {cout} output channels must split evenly into {grid.rows} groups")
     row = _row_kernel(k, cin, W, cc, dtype, out)
@@ -121,11 +123,27 @@ def conv2d(H: int, W: int, cin: int, cout: int, kernel_size: int = 3, dtype: DTy
     return build_design(f"conv2d_{k}x{k}_{H}x{W}", dev, tensors, body)
 
 
-def _grid(dev: Device, cores: int | tuple[int, int] | None) -> Grid:
-    """Groups (rows) are joined in a column's memtile (S2MM: one per group); without memtiles, one group."""
-    if not has_memtiles(dev):
-        return choose_grid(dev, cores, "conv2d", max_rows=1)
-    return choose_grid(dev, cores, "conv2d", max_rows=min(memtile_channels(dev, "s2mm"), 4))
+def _grid(dev: Device, cores: int | tuple[int, int] | None, out_rows: int, cout: int) -> Grid:
+    """Groups (rows) are joined in a column's memtile (S2MM: one per group); without memtiles, one group.
+
+    Host moves: one input-row fill per band (column) and one weight fill per group (row) in, one drain per
+    band out. ``cores=None`` takes the grid with the most cores (then the most groups) whose moves have a
+    shim DMA channel each within the columns and NoC shims of :func:`~tilelang.library._common.shim_reach`,
+    whose bands split the ``out_rows`` output rows and whose groups split the ``cout`` output channels.
+    """
+
+    def moves(g: Grid) -> tuple[int, int, str]:
+        return (g.cols + g.rows, g.cols, f"a {g.rows} x {g.cols} core grid fills input rows once per band (column) "
+                f"and weights once per group (row), and drains once per band")
+
+    def splits(g: Grid) -> str | None:
+        if out_rows % g.cols or cout % g.rows:
+            return (f"the {out_rows} output rows do not split into {g.cols} bands or the {cout} output channels "
+                    f"into {g.rows} groups")
+        return None
+
+    rows = min(memtile_channels(dev, "s2mm"), 4) if has_memtiles(dev) else 1
+    return choose_grid(dev, cores, "conv2d", max_rows=rows, moves=moves, splits=splits)
 
 
 def _outputs(C: TensorArg, grid: Grid, cc: int, cout: int, wo: int, band: int,  # noqa: N803

@@ -25,6 +25,7 @@ from tilelang.ir.dtypes import DType, i32
 from tilelang.ir.kernel import ExternKernel, Kernel
 from tilelang.ir.types import Tensor, Tile, TileType
 from tilelang.library._common import (
+    Grid,
     build_design,
     build_kernel,
     check_args,
@@ -123,6 +124,37 @@ def row_limits(dev: Device, n_in: int, n_out: int) -> tuple[int | None, int | No
     return None, min(shim_channels(dev, "mm2s") // max(n_in, 1), shim_channels(dev, "s2mm") // max(n_out, 1))
 
 
+def host_moves(dev: Device, grid: Grid, n_in: int, n_out: int) -> tuple[int, int]:
+    """(shim MM2S, shim S2MM) channels the chunked moves of ``n_in`` scattered and ``n_out`` gathered tensors
+    take on ``grid``: one per memtile group (:func:`~tilelang.library._movement.column_groups`) and tensor, or
+    one per core and tensor where cores are fed straight from the shims."""
+    g_in, g_out = column_groups(dev, grid, n_in, n_out)
+    return (n_in * (g_in * grid.cols if g_in else grid.cores), n_out * (g_out * grid.cols if g_out else grid.cores))
+
+
+def chunk_grid(dev: Device, cores: int | tuple[int, int] | None, name: str, n_in: int, n_out: int, n: int,
+               chunk: int, extra: tuple[int, int] = (0, 0)) -> Grid:
+    """The grid of a chunked design: ``cores`` as :func:`~tilelang.library._common.choose_grid` takes it.
+
+    ``cores=None`` takes the grid with the most cores (then the most rows) whose memtiles have the
+    channels (:func:`row_limits`), whose host moves (:func:`host_moves`, plus ``extra`` (MM2S, S2MM) of the
+    design's own) have a shim DMA channel each within the columns and NoC shims of
+    :func:`~tilelang.library._common.shim_reach`, and over which the ``n`` rows of each tensor split into
+    whole chunks of ``chunk`` rows (``n`` a multiple of cores x ``chunk``).
+    """
+    max_rows, max_cores = row_limits(dev, n_in, n_out)
+
+    def moves(g: Grid) -> tuple[int, int, str]:
+        mm2s, s2mm = host_moves(dev, g, n_in, n_out)
+        return (mm2s + extra[0], s2mm + extra[1],
+                f"{n_in} input and {n_out} output tensors dealt to a {g.rows} x {g.cols} core grid")
+
+    def splits(g: Grid) -> str | None:
+        return None if n % (g.cores * chunk) == 0 else f"n={n} is not a multiple of {g.cores} cores x {chunk}"
+
+    return choose_grid(dev, cores, name, max_rows=max_rows, max_cores=max_cores, moves=moves, splits=splits)
+
+
 def chunked_design(name: str, kern: Kernel | ExternKernel, tensors: dict[str, str], n: int, dev: Device,
                    cores: int | tuple[int, int] | None, scalars: Mapping[str, object], depth: int = 2) -> Design:
     """A design calling ``kern`` once per chunk of every tensor, chunks dealt round-robin to the cores.
@@ -140,8 +172,7 @@ def chunked_design(name: str, kern: Kernel | ExternKernel, tensors: dict[str, st
     tile = next(p.type for p in kern.params if p.is_tile)
     inputs = [p for p in kern.params if p.is_tile and p.name not in kern.written]
     outputs = [p for p in kern.params if p.is_tile and p.name in kern.written]
-    max_rows, max_cores = row_limits(dev, len(inputs), len(outputs))
-    grid = choose_grid(dev, cores, name, max_rows=max_rows, max_cores=max_cores)
+    grid = chunk_grid(dev, cores, name, len(inputs), len(outputs), n, tile.shape[0])
     rounds = divide(n, grid.cores * tile.shape[0], f"{name}: n must be a multiple of cores x chunk rows "
                     f"({grid.cores} x {tile.shape[0]}); n")
     g_in, g_out = column_groups(dev, grid, len(inputs), len(outputs))
@@ -197,7 +228,8 @@ def elementwise(op: str | Kernel | ExternKernel | Callable[..., object], n: int,
         dtype: element type for named ops and functions (default i32); ignored
             (it must match if given) for kernels.
         device: device name or model.
-        cores: None (as many as the data movement fits), a count, or (rows, cols).
+        cores: None (the grid with the most cores, then rows, the shims feed and ``n`` splits over:
+            :func:`chunk_grid`), a count, or (rows, cols).
         tile: chunk length for named ops and functions (default 1024); a kernel's
             tile parameters give it otherwise.
         scalars: values of a kernel's scalar parameters, by name.
@@ -227,4 +259,4 @@ def elementwise(op: str | Kernel | ExternKernel | Callable[..., object], n: int,
     return chunked_design(f"elementwise_{kern.name}", kern, names, n, dev, cores, {}, depth)
 
 
-__all__ = ["OPS", "chunked_design", "elementwise", "row_limits"]
+__all__ = ["OPS", "chunk_grid", "chunked_design", "elementwise", "host_moves", "row_limits"]

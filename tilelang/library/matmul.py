@@ -54,7 +54,6 @@ from tilelang.library._common import (
     build_design,
     check_args,
     choose_grid,
-    compute_shape,
     has_memtiles,
     mac_step,
     resolve_device,
@@ -67,30 +66,52 @@ from tilelang.library.cascade_matmul import unpack as cascade_unpack
 from tilelang.plan.tiling_model import out_depth
 
 
-def _grid(dev: Device, cores: int | tuple[int, int] | None) -> Grid:
-    """Core rows x core columns.
+def _grid(dev: Device, cores: int | tuple[int, int] | None, sizes: tuple[int, int, int], tiling: str | dict,
+          dtypes: tuple[DType, DType], layout: str) -> tuple[Grid, tuple[int, int, int, int | None]]:
+    """Core rows x core columns, and the kernel tile and C depth on them (as :func:`_sizes`).
 
     With memtiles, at most 4 rows: a column's memtile joins one C tile per row
     and also forwards A and B, on its 6 S2MM channels (AIE_FACTS "DMA
     channels": memtile 6+6). Without, every core drains C through its own shim
-    S2MM channel, and the whole array is capped at 16 cores by default.
+    S2MM channel, and ``cores=None`` takes at most 16 cores.
+
+    ``cores=None`` takes the grid with the most cores (then the most rows) whose host moves have a shim DMA
+    channel each (A one per core row, B one per core column, C one or two per core column (:func:`_c_groups`),
+    or one per core without memtiles) within the columns and NoC shims of
+    :func:`~tilelang.library._common.shim_reach`, and over which M, N and K split into whole tiles
+    (``tiling``'s, or the tiling ILP's for "auto").
     """
-    if has_memtiles(dev):
-        # A enters once per core row and B once per core column, each on a shim MM2S channel of its own
-        mm2s = shim_channels(dev, "mm2s")
-        if cores is None:
-            rows, cols = compute_shape(dev)
-            r = next((r for r in range(min(4, rows), 0, -1) if r + cols <= mm2s), 0)
-            if r:
-                return choose_grid(dev, (r, cols), "matmul", max_rows=4)
-        grid = choose_grid(dev, cores, "matmul", max_rows=4)
-        if grid.rows + grid.cols > mm2s:
-            raise DesignError(f"matmul: a {grid.rows} x {grid.cols} core grid reads A once per row and B once per "
-                              f"column, {grid.rows + grid.cols} shim MM2S channels; {dev.name}'s NoC shims have "
-                              f"{mm2s}: use fewer rows or columns (cores=None picks a grid that fits)")
-        return grid
-    limit = shim_channels(dev, "s2mm")
-    return choose_grid(dev, cores, "matmul", max_rows=4, max_cores=min(limit, 16) if cores is None else limit)
+    M, K, N = sizes  # noqa: N806
+    staged = has_memtiles(dev)
+    tiles: dict[Grid, tuple[int, int, int, int | None]] = {}
+
+    def moves(g: Grid) -> tuple[int, int, str]:
+        c_moves = g.cols * _c_groups(dev, g, layout) if staged else g.cores
+        return (g.rows + g.cols, c_moves, f"a {g.rows} x {g.cols} core grid reads A once per row and B once per "
+                f"column, and drains C {c_moves} times (once per {'column' if staged else 'core'}"
+                f"{' and half column' if c_moves == 2 * g.cols else ''})")
+
+    def splits(g: Grid) -> str | None:
+        if M % g.rows or N % g.cols:
+            return f"M={M} and N={N} do not split over {g.rows} rows and {g.cols} columns of cores"
+        try:
+            m, k, n, depth = tiles[g] = _sizes(M, K, N, *dtypes, dev, g, tiling)
+        except DesignError as e:
+            return str(e)
+        if M % (g.rows * m) or N % (g.cols * n) or K % k:
+            return f"tiles m={m}, k={k}, n={n} need M % {g.rows * m} == 0, N % {g.cols * n} == 0 and K % {k} == 0"
+        return None
+
+    grid = choose_grid(dev, cores, "matmul", max_rows=4, max_cores=None if staged or cores is not None else 16,
+                       moves=moves, splits=splits)
+    return grid, tiles[grid] if grid in tiles else _sizes(M, K, N, *dtypes, dev, grid, tiling)
+
+
+def _c_groups(dev: Device, grid: Grid, layout: str) -> int:
+    """C joins per core column: two of half the rows (see the module docstring) with an even number of rows and
+    two shim S2MM channels per column; the streams layout keeps one C stream per column."""
+    two = layout == "row-major" and grid.rows % 2 == 0 and shim_channels(dev, "s2mm") >= 2 * grid.cols
+    return 2 if two else 1
 
 
 def _sizes(M: int, K: int, N: int, in_dtype: DType, out_dtype: DType, dev: Device, grid: Grid,
@@ -147,8 +168,10 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
         out_dtype: dtype of C, the accumulator (f32 or bf16 for bf16 inputs; i32,
             i16 or the input type for integers). C accumulates in place over K.
         device: device name or model.
-        cores: None for the whole array (at most 4 core rows; 16 cores on AIE1),
-            an int (the most rows that divide it), or (rows, cols).
+        cores: None: the grid with the most cores (at most 4 rows; 16 cores on AIE1), then the most rows,
+            whose host moves have NoC shim channels and over which the sizes split into whole tiles (the
+            whole array on npu1 and npu2; the rule is :func:`_grid`'s), an int (the most rows that divide
+            it), or (rows, cols).
         tiling: "auto" (the tiling ILP, ``tl.tile_contraction``) or
             ``{"m": .., "k": .., "n": ..}``, the per-core kernel tile.
         layout: "row-major" (A, B, C as matrices) or "streams" (each host tensor in the
@@ -168,8 +191,8 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
         tile double-buffered when memory allows (else single-buffered).
 
     Raises:
-        DesignError: sizes the tiles and core grid do not divide, or tiles that
-            do not fit a core's memory.
+        DesignError: sizes the tiles and core grid do not divide, tiles that
+            do not fit a core's memory, or a grid whose host moves the NoC shims' channels cannot carry.
     """
     check_args("matmul", {"M": M, "K": K, "N": N}, {"in_dtype": in_dtype, "out_dtype": out_dtype})
     if not can_accumulate(out_dtype, in_dtype):
@@ -187,8 +210,7 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
                           "through NoC shims")
     if cascade > 1:
         return cascade_matmul(M, K, N, in_dtype, out_dtype, dev, cores, tiling, layout, cascade, plio)
-    grid = _grid(dev, cores)
-    m, k, n, auto_depth = _sizes(M, K, N, in_dtype, out_dtype, dev, grid, tiling)
+    grid, (m, k, n, auto_depth) = _grid(dev, cores, (M, K, N), tiling, (in_dtype, out_dtype), layout)
     R, Q = grid.rows, grid.cols
     if M % (R * m) or N % (Q * n) or K % k:
         raise DesignError(
@@ -202,9 +224,7 @@ def matmul(M: int, K: int, N: int, in_dtype: DType = bf16, out_dtype: DType = f3
             f"tl.library.pack_streams (docs/library.md)"
         )
     c_depth = auto_depth or _c_depth(dev, m, k, n, in_dtype, out_dtype)
-    # two C joins per column (see the module docstring); the streams layout keeps one C stream per column
-    two = layout == "row-major" and grid.rows % 2 == 0 and shim_channels(dev, "s2mm") >= 2 * grid.cols
-    c_groups = 2 if two else 1
+    c_groups = _c_groups(dev, grid, layout)
     first, mac = _kernels(m, k, n, in_dtype, out_dtype)
     shape = _Shape(M, K, N, m, k, n, grid)
     staged = has_memtiles(dev)

@@ -32,19 +32,37 @@ from tilelang.library._common import (
     has_memtiles,
     memtile_channels,
     resolve_device,
-    shim_channels,
 )
 from tilelang.library._movement import Move, ShimLimits, gather, issue
 
 
-def _grid(dev: Device, cores: int | tuple[int, int] | None) -> Grid:
+def _grid(dev: Device, cores: int | tuple[int, int] | None, M: int, K: int, tiling: dict | None) -> Grid:  # noqa: N803
     """A column's memtile splits A to ``rows`` cores and joins their C (S2MM: 1 + rows; MM2S: rows + 1);
-    without memtiles each core has its own A and C shim channels, and B takes one more MM2S."""
-    if has_memtiles(dev):
+    without memtiles (or with one core per column) each core has its own A and C shim channels. B takes one
+    more MM2S.
+
+    ``cores=None`` takes the grid with the most cores (then the most rows) whose host moves have a shim DMA
+    channel each within the columns and NoC shims of :func:`~tilelang.library._common.shim_reach`, and over
+    which M splits into whole row blocks (a multiple of cores x m).
+    """
+    staged = has_memtiles(dev)
+
+    def moves(g: Grid) -> tuple[int, int, str]:
+        per = g.cols if staged and g.rows > 1 else g.cores
+        return (per + 1, per, f"a {g.rows} x {g.cols} core grid fills A and drains C once per "
+                f"{'column' if staged and g.rows > 1 else 'core'}, and B once")
+
+    def splits(g: Grid) -> str | None:
+        try:
+            _tiles(M, K, g, tiling)
+        except DesignError as e:
+            return str(e)
+        return None
+
+    if staged:
         limit = min(memtile_channels(dev, "mm2s") - 1, memtile_channels(dev, "s2mm") - 1)
-        return choose_grid(dev, cores, "matvec", max_rows=limit)
-    return choose_grid(dev, cores, "matvec",
-                       max_cores=min(shim_channels(dev, "mm2s") - 1, shim_channels(dev, "s2mm")))
+        return choose_grid(dev, cores, "matvec", max_rows=limit, moves=moves, splits=splits)
+    return choose_grid(dev, cores, "matvec", moves=moves, splits=splits)
 
 
 def _tiles(M: int, K: int, grid: Grid, tiling: dict | None) -> tuple[int, int]:
@@ -65,7 +83,8 @@ def matvec(M: int, K: int, in_dtype: DType = i16, out_dtype: DType | None = None
         in_dtype: dtype of A and B (i16 as in IRON's example).
         out_dtype: dtype of C, the accumulator (default: i32 for integers, f32 for floats).
         device: device name or model.
-        cores: None (as many as the data movement fits), a count, or (rows, cols).
+        cores: None (the grid with the most cores, then rows, the shims feed and M splits over: see
+            :func:`_grid`), a count, or (rows, cols).
         tiling: ``{"m": .., "k": ..}``: rows of A per block and columns per step (default 32 x 32).
 
     Returns:
@@ -77,7 +96,7 @@ def matvec(M: int, K: int, in_dtype: DType = i16, out_dtype: DType | None = None
     check_args("matvec", {"M": M, "K": K}, {"in_dtype": in_dtype, "out_dtype": out_dtype})
     dev = resolve_device(device)
     acc = out_dtype or accumulator(in_dtype)
-    grid = _grid(dev, cores)
+    grid = _grid(dev, cores, M, K, tiling)
     m, k = _tiles(M, K, grid, tiling)
     blocks, steps = M // (grid.cores * m), K // k
     via = has_memtiles(dev) and grid.rows > 1

@@ -25,9 +25,9 @@ from tilelang.ir.design import Design
 from tilelang.ir.dtypes import DType, i32
 from tilelang.ir.kernel import Kernel
 from tilelang.ir.types import Tensor, Tile
-from tilelang.library._common import build_design, build_kernel, check_args, choose_grid, divide, resolve_device
+from tilelang.library._common import build_design, build_kernel, check_args, divide, resolve_device
 from tilelang.library._movement import ShimLimits, column_groups, issue, scatter
-from tilelang.library.elementwise import row_limits
+from tilelang.library.elementwise import chunk_grid
 
 OPS = ("sum", "max")
 
@@ -69,7 +69,8 @@ def reduction(op: str, n: int, dtype: DType = i32, device: str | Device = "npu1"
         n: length of A; a multiple of ``cores x tile``.
         dtype: dtype of A.
         device: device name or model.
-        cores: None (as many as the data movement fits), a count, or (rows, cols).
+        cores: None (the grid with the most cores, then rows, the shims feed and ``n`` splits over:
+            :func:`~tilelang.library.elementwise.chunk_grid`), a count, or (rows, cols).
         tile: elements per chunk (one kernel call).
         out_dtype: dtype of C and of the partial results (default ``dtype``; a
             wider type such as i32 or f32 makes a sum accumulate in it). Integer
@@ -93,8 +94,7 @@ def reduction(op: str, n: int, dtype: DType = i32, device: str | Device = "npu1"
         raise DesignError(f"reduction: out_dtype {out} and dtype {dtype} must both be integer or both float")
     dev = resolve_device(device)
     _check_result_moves(op, dtype, out, dev)
-    max_rows, max_cores = row_limits(dev, 1, 0)
-    grid = choose_grid(dev, cores, "reduction", max_rows=max_rows, max_cores=max_cores)
+    grid = chunk_grid(dev, cores, "reduction", 1, 0, n, tile, extra=(0, 1))  # one more S2MM: C
     rounds = divide(n, grid.cores * tile, f"reduction: n must be a multiple of cores x tile ({grid.cores} x {tile}); n")
     first, step, merge = _kernels(op, tile, dtype, out)
     groups = column_groups(dev, grid, 1, 0)[0]

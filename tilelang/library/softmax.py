@@ -53,7 +53,8 @@ def softmax(rows: int, cols: int, dtype: DType = bf16, device: str | Device = "n
             round once), so bf16 results are within about 1e-2 relative of the
             exact softmax for inputs of moderate range; f32 within 1e-5.
         device: device name or model.
-        cores: None (as many as the data movement fits), a count, or (rows, cols).
+        cores: None (the grid with the most cores, then rows, the shims feed and ``rows`` splits over:
+            :func:`~tilelang.library.elementwise.chunk_grid`), a count, or (rows, cols).
         rows_per_tile: rows per kernel call (one fifo element).
         depth: buffers per fifo.
 
