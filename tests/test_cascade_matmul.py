@@ -179,7 +179,8 @@ def _check_routes_fit(p):
     assert all(n <= dev.link_capacity(*link) for link, n in use.items())
 
 
-@pytest.mark.parametrize(("rows", "cols"), [(8, 8), (10, 8), (12, 8), (10, 10)])
+@pytest.mark.parametrize(("rows", "cols"), [(8, 8), pytest.param(10, 8, marks=pytest.mark.slow),
+                                            pytest.param(12, 8, marks=pytest.mark.slow), (10, 10)])
 def test_plio_large_grids_plan_route_and_equal_numpy(rows, cols):
     """8 x 8, 10 x 8, 12 x 8 and 10 x 10 chains of 4 (256, 320, 384 and all 400 cores): up to 80 + 100 PLIO
     streams, the broadcasts spread over the 34 PL shims so that the routes fit every link; C equals numpy."""
@@ -200,12 +201,14 @@ def test_plio_large_grids_plan_route_and_equal_numpy(rows, cols):
     assert res.stats.ddr_bytes_read == 0
 
 
+@pytest.mark.slow
 def test_plio_256_cores_plan_is_deterministic():
     d = _design(128, 32, 128, (8, 8), 4, plio=True)
     assert tl.plan(d, strategy="greedy").to_json() == tl.plan(d, strategy="greedy").to_json()
 
 
-@pytest.mark.parametrize(("rows", "cols"), [(8, 8), pytest.param(12, 8, marks=pytest.mark.slow), (10, 10)])
+@pytest.mark.parametrize(("rows", "cols"), [(8, 8), pytest.param(12, 8, marks=pytest.mark.slow),
+                                            pytest.param(10, 10, marks=pytest.mark.slow)])
 def test_mlir_aie_accepts_the_large_plio_fed_physical_modules(rows, cols):
     """The physical module of 256, all 400 (and, marked slow, 384) PLIO-fed cascade cores through mlir-aie's flow:
     its switchboxes hold every planned route, its cores compile with the cascade intrinsics."""

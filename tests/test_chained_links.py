@@ -119,6 +119,7 @@ def _split_and_join():
     return fs, spec, fs.build(spec, [3] * spec.fifos())
 
 
+@pytest.mark.slow
 def test_a_memtile_full_of_bds_is_refused_at_the_objectfifo_level_and_emitted_at_the_physical():
     fs, spec, d = _split_and_join()
     p = tl.plan(d)
@@ -134,6 +135,7 @@ def test_a_memtile_full_of_bds_is_refused_at_the_objectfifo_level_and_emitted_at
     assert np.array_equal(got["C"], fs.reference(spec, a))
 
 
+@pytest.mark.slow
 def test_mlir_aie_exhausts_the_bds_of_that_memtile_at_the_objectfifo_level(monkeypatch):
     _mlir_aie_takes_physical_refuses_objectfifo(tl.plan(_split_and_join()[2]), "_declaration_order",
                                                 "Allocator exhausted available BD IDs", monkeypatch,

@@ -137,6 +137,7 @@ def test_the_phase_spinner_names_the_phase_and_its_time_on_a_terminal_only():
     assert quiet.getvalue() == ""
 
 
+@pytest.mark.slow
 def test_a_400_core_report_stays_readable(capsys, tmp_path):
     path = tmp_path / "chains.json"
     plan = tl.plan(designs.chains(n_chains=20, stages=20, n=64, iters=4), strategy="greedy")

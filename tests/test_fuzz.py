@@ -17,6 +17,7 @@ import pytest
 from fuzz_support import bounded, check_design, example_designs, mutate, specs, through_pipeline
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
+from hypothesis_support import quick_and_slow
 from zoo_support import CASES, planned, zoo
 
 import tilelang as tl
@@ -35,9 +36,7 @@ def test_outputs_do_not_depend_on_mode_depth_or_placement(spec, seed):
         reject()  # every variant was a PlanError: nothing to compare
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(specs(devices=("npu1", "npu2", "xcve2802")), st.integers(0, 2**32 - 1))
-def test_the_default_plan_of_a_pipeline_emits_a_module_that_runs_to_numpy(spec, seed):
+def _default_plan_of_a_pipeline_emits_a_module_that_runs_to_numpy(spec, seed):
     """The default (ILP) plan of a generated pipeline, emitted at the physical level and run by the interpreter,
     computes numpy's result; the objectfifo level emits it or names what mlir-aie cannot take."""
     from test_mlir_physical import load_interp
@@ -57,6 +56,12 @@ def test_the_default_plan_of_a_pipeline_emits_a_module_that_runs_to_numpy(spec, 
         # the two refusals docs/mlir_backend.md "Limits" names: a fifo in two links, or a memtile whose BDs
         # fit no channel numbering from 0 (the plan's own numbering fits: the physical level above ran it)
         assert "leaves link" in str(e) or "numbers its DMA channels from 0" in str(e), str(e)
+
+
+test_the_default_plan_of_a_pipeline_emits_a_module_that_runs_to_numpy, \
+    test_more_default_plans_of_pipelines_emit_modules_that_run_to_numpy = \
+    quick_and_slow(2, 12, given(specs(devices=("npu1", "npu2", "xcve2802")), st.integers(0, 2**32 - 1)),
+                   _default_plan_of_a_pipeline_emits_a_module_that_runs_to_numpy)
 
 
 def test_a_tensor_read_and_written_by_host_moves_is_rejected():

@@ -213,6 +213,7 @@ def programs(draw):
     return Core("w", body(0), buffers=tuple(LocalBuffer(n, TILE) for n in names))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(programs())
 def test_lifetimes_equal_those_of_the_unrolled_program(core):

@@ -625,6 +625,7 @@ def test_the_interpreter_catches_a_missing_release() -> None:
         interp.run_physical(module, p.design, inputs)
 
 
+@pytest.mark.slow
 def test_four_hundred_cores_on_xcvc1902_compute_the_design() -> None:
     """Every core of the VC1902: 25 chains of 16 stages, emitted physically and run."""
     import numpy as np

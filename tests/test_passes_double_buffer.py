@@ -13,8 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis_support import quick_and_slow
 from test_sim_support import small_int_inputs
 
 import tilelang as tl
@@ -137,10 +138,7 @@ def test_not_a_design():
         double_buffer("vector_scalar_mul")  # type: ignore[arg-type]
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(chains=st.integers(1, 2), stages=st.integers(1, 3), iters=st.integers(1, 4), n=st.sampled_from([16, 64]),
-       device=st.sampled_from(["npu1", "xcvc1902"]), seed=st.integers(0, 3))
-def test_small_pipelines_keep_their_outputs_bit_for_bit(chains, stages, iters, n, device, seed):
+def _small_pipeline_keeps_its_outputs_bit_for_bit(chains, stages, iters, n, device, seed):
     d = depth_one(designs.chains(chains, stages, n, iters, device=device))
     out = double_buffer(d)
     x = small_int_inputs(d, seed)
@@ -150,6 +148,13 @@ def test_small_pipelines_keep_their_outputs_bit_for_bit(chains, stages, iters, n
     for _ in range(stages):  # every stage on iteration i: 3 x + i
         want = want * 3 + np.repeat(np.arange(iters), n)[None, :]
     assert np.array_equal(runs[1].outputs["Y"], want.astype(np.int32))
+
+
+test_small_pipelines_keep_their_outputs_bit_for_bit, test_more_small_pipelines_keep_their_outputs_bit_for_bit = \
+    quick_and_slow(2, 8, given(chains=st.integers(1, 2), stages=st.integers(1, 3), iters=st.integers(1, 4),
+                               n=st.sampled_from([16, 64]), device=st.sampled_from(["npu1", "xcvc1902"]),
+                               seed=st.integers(0, 3)),
+                   _small_pipeline_keeps_its_outputs_bit_for_bit)
 
 
 def test_library_designs_written_shallow_are_not_slower():

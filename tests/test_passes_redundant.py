@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis_support import quick_and_slow
 from test_sim_support import small_int_inputs
 
 import tilelang as tl
@@ -86,10 +87,7 @@ def _repeated_answer(v: np.ndarray, groups: int, reps: int, copies: int, per: in
     return np.concatenate(out).astype(np.int32)
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(groups=st.integers(1, 2), reps=st.integers(2, 3), copies=st.integers(1, 3), per=st.integers(1, 3),
-       split_moves=st.booleans(), seed=st.integers(0, 3))
-def test_repeated_blocks_are_read_once_with_the_same_outputs(groups, reps, copies, per, split_moves, seed):
+def _repeated_blocks_are_read_once_with_the_same_outputs(groups, reps, copies, per, split_moves, seed):
     n = 16
     d = repeated_blocks(groups, reps, copies, per, n, split_moves)
     out = eliminate_redundant_transfers(d)
@@ -101,6 +99,12 @@ def test_repeated_blocks_are_read_once_with_the_same_outputs(groups, reps, copie
     assert ddr_bytes(d) - ddr_bytes(out) == removed
     [f] = find_redundant(d)
     assert f.rewritten and f.bytes == removed and f.tensor == "V"
+
+
+test_repeated_blocks_are_read_once_with_the_same_outputs, test_more_repeated_blocks_are_read_once = \
+    quick_and_slow(3, 10, given(groups=st.integers(1, 2), reps=st.integers(2, 3), copies=st.integers(1, 3),
+                                per=st.integers(1, 3), split_moves=st.booleans(), seed=st.integers(0, 3)),
+                   _repeated_blocks_are_read_once_with_the_same_outputs)
 
 
 def test_the_hoisted_loop_holds_the_block():
@@ -125,6 +129,7 @@ def test_matvec_reads_the_vector_once(M, K, tiling):  # noqa: N803
     assert np.array_equal(got["C"], (x["A"].astype(np.int64) @ x["B"].astype(np.int64)).astype(np.int32))
 
 
+@pytest.mark.slow
 def test_whole_array_gemm_holds_its_repeated_operands():
     d = tl.library.matmul(64, 64, 64, in_dtype=tl.i16, out_dtype=tl.i32, device="npu2", cores=(2, 2),
                           tiling={"m": 16, "k": 16, "n": 16})

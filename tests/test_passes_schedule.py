@@ -133,6 +133,7 @@ def peak(design, calls: list[Call]) -> int:
 @example(block=(["s0", "s1"], ["w0", "w1"], [("copy", ("x", "s0")), ("widen", ("s0", "w0")), ("narrow", ("w0", "s0")),
                                                ("narrow", ("w0", "s1")), ("widen", ("s1", "w1")),
                                                ("accumulate", ("s0", "s1")), ("copy", ("s0", "y"))]))
+@pytest.mark.slow
 def test_schedule_reaches_the_brute_force_optimum_and_keeps_results(block):
     try:
         d = build(*block)

@@ -72,6 +72,7 @@ def test_the_tie_break_keeps_the_optimum_of_the_2x2_gemm():
     assert grid_deviation(grid_of(problem), on.cores) > 0
 
 
+@pytest.mark.slow
 def test_the_4x4_gemm_lands_on_its_grid_without_losing_objective():
     design = gemm(1024, (4, 4))
     problem = build_problem(design)

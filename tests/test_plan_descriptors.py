@@ -237,6 +237,7 @@ def test_aie1_fifo_moved_in_more_pieces_than_a_shim_has_bds_is_refused_before_pl
 # -- memtile BD pools during the link placement --------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_links_whose_bds_fit_a_memtile_but_no_channel_numbering_go_apart() -> None:
     """A 4-way split and join per pipeline copy (fuzz-generated, fifos of depth 2-5): a split and a join fit a
     memtile's 48 BDs together but no numbering of its channels keeps each parity's pool within 24, so the

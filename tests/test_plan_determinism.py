@@ -28,6 +28,7 @@ def _plan_without_warnings(design, **kw) -> tl.Plan:
         return tl.plan(design, **kw)
 
 
+@pytest.mark.slow
 def test_matmul_plan_is_byte_identical_on_a_ten_times_slower_machine():
     # npu1's 2x4 matmul: 8 movable cores, so the whole placement model is solved (a solve that
     # took longer than a fixed 2 s used to be thrown away), then banks and routes by ILP.

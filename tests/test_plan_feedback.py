@@ -79,6 +79,7 @@ def test_kept_channels_move_host_ends_off_the_boundary():
     assert not after.overfull()
 
 
+@pytest.mark.slow
 def test_a_link_left_over_capacity_is_fed_back_and_the_new_placement_routes(monkeypatch):
     """The negotiated routing is made to report one link over capacity on the ILP's placement only, by
     more channels than its boundary has free: one round keeps them free; the new placement is routed."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_support import quick_and_slow
 from test_plan_checks import check_plan
 
 import tilelang as tl
@@ -111,9 +112,7 @@ def test_greedy_plans_are_legal_and_deterministic(d):
     assert plan(d, strategy="greedy").to_json() == p.to_json()
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(designs())
-def test_ilp_plans_are_legal(d):
+def _ilp_plan_is_legal(d):
     try:
         p = plan(d, strategy="ilp", time_limit=8)
     except PlanError as e:
@@ -121,3 +120,6 @@ def test_ilp_plans_are_legal(d):
         return
     check_plan(p)
     assert p.solves["routing"].gap is None or 0.0 <= p.solves["routing"].gap <= 1.0
+
+
+test_ilp_plans_are_legal, test_more_ilp_plans_are_legal = quick_and_slow(4, 12, given(designs()), _ilp_plan_is_legal)

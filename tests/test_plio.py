@@ -214,6 +214,7 @@ def test_plan_verifier_checks_plio_ends():
         tl.ir.parse(_moved_host_end(ptext, "a", ptile, "(0, 0)"))
 
 
+@pytest.mark.slow
 def test_too_many_plio_streams_is_a_plan_error():
     """More PL -> array streams than every PL shim has (34 x 8) cannot be placed; the error names a move."""
     @tl.kernel

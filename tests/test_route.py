@@ -287,6 +287,7 @@ def test_a_run_of_shim_row_columns_is_a_cut(monkeypatch):
     check_routes_legal(dev, route(dev, flows[:16]).routes)
 
 
+@pytest.mark.slow
 def test_full_array_chains_of_2_are_refused_by_the_shim_row_cut():
     """All 400 VC1902 cores as 20 x 10 PLIO-fed cascade chains of 2: their 200 C streams need every channel
     down into the shim row, more than the PL shims of a run of its columns can take. Refused by the cut

@@ -62,6 +62,7 @@ def test_a_bad_move_still_names_the_users_line():
 @settings(max_examples=150, deadline=None)
 @given(offset=st.integers(0, 64), repeat=st.integers(1, 3), wrap=st.sampled_from([0, 3, 7, 1023]),
        dims=st.lists(st.tuples(st.integers(1, 12), st.integers(0, 40)), min_size=1, max_size=5))
+@pytest.mark.slow
 def test_cut_moves_walk_the_same_elements_in_the_same_order(offset, repeat, wrap, dims):
     """The parts :func:`_fit` cuts a move into (cached by shape, shifted to the offset) walk what the move walks."""
     pat = AccessPattern(offset, tuple(n for n, _ in dims), tuple(s for _, s in dims), repeat).canonical()
