@@ -132,6 +132,10 @@ def describe(kernel: AnyKernel, device: Device) -> str:
     if isinstance(kernel, ExternKernel):
         return f"{kernel.name}: extern, declared cycles"
     s = kernel_slots(kernel, device)
+    if s.loops:
+        return (f"{kernel.name}: {CALL_OVERHEAD + s.cycles()} cycles = overhead {CALL_OVERHEAD} + fixed {s.fixed:.0f} + "
+                f"{len(s.loops)} loop nests, one after another ("
+                + " + ".join(f"{b:.0f}" for b in s.loops) + ")")
     scalar = f", scalar {s.scalar:.0f}" if s.scalar else ""  # only float division uses the scalar unit
     return (f"{kernel.name}: {CALL_OVERHEAD + s.cycles()} cycles = overhead {CALL_OVERHEAD} + fixed {s.fixed:.0f} + "
             f"max(load {s.load:.0f}, store {s.store:.0f}, vector {s.vector:.0f}, mac {s.mac:.0f}{scalar})")

@@ -4,10 +4,15 @@ A core is a VLIW machine whose slots work in parallel in a software-pipelined
 loop: two load units, one store unit (256-bit each; 512 on AIE2P), the vector
 ALU (AIE-ML's mv slot) and the MAC unit (its vec slot). Each kernel op occupies one or more slots for some cycles (a table
 registered per :class:`~tilelang.ir.kernel.OpKind` with :func:`impl`, as
-xDSL's interpreters register with ``@impl``); a call costs a fixed overhead,
-plus unoverlappable loop overheads, plus the busiest slot. Memory banks bound
-a call too: the bytes it moves through one bank take at least bytes / 32
-cycles (:func:`call_timing`).
+xDSL's interpreters register with ``@impl``). A kernel runs as the loop nests
+its lowering emits, one after another (:func:`loop_nests`): each tile store
+ends one, and so does a reduction whose result feeds more than a store (every
+element of the next nest waits for it, so no software pipeline crosses it);
+an elementwise value is fused into each nest that reads it
+(``tilelang/backends/mlir/values.py``). A call costs a fixed overhead, plus
+unoverlappable loop overheads, plus the busiest slot of each loop nest. Memory
+banks bound a call too: the bytes it moves through one bank take at least
+bytes / 32 cycles (:func:`call_timing`).
 
 The simulator charges calls with this model (``simulator/cost.py`` re-exports
 it) and the planner's bank chooser minimises the cycles it predicts calls lose
@@ -67,6 +72,7 @@ from tilelang.devices.model import Device
 from tilelang.errors import SimulationError
 from tilelang.ir.dtypes import DType
 from tilelang.ir.kernel import Kernel, KOp, OpKind, Param, index_shape
+from tilelang.ir.ops import REDUCE
 
 #: Integer division has no vector instruction: a scalar loop, cycles per element.
 #: Estimate, unconfirmed (a 32-bit shift-subtract divide step per bit is ~32 cycles;
@@ -101,6 +107,9 @@ class Slots:
     streams: dict[str, float] = field(default_factory=dict)
     #: cycles of load unit A alone: loads that convert bf16 as they load (one unit has the instruction)
     load_a: float = 0.0
+    #: the busiest slot of each loop nest, when the kernel runs more than one (:func:`kernel_slots`): the
+    #: nests run one after another, so the call's slot bound is their sum
+    loops: tuple[float, ...] = ()
 
     def add(self, other: Slots) -> None:
         self.load += other.load
@@ -116,7 +125,10 @@ class Slots:
             self.streams[name] = self.streams.get(name, 0.0) + cycles
 
     def busiest(self) -> float:
-        """Cycles of the busiest slot (a load unit walking one parameter, or unit A, counting as one)."""
+        """Cycles of the busiest slot (a load unit walking one parameter, or unit A, counting as one), summed
+        over the loop nests when there are several."""
+        if self.loops:
+            return sum(self.loops)
         return max(self.load, self.store, self.vector, self.mac, self.scalar, self.load_a,
                    max(self.streams.values(), default=0.0))
 
@@ -489,8 +501,64 @@ def _fused_adds(kernel: Kernel) -> frozenset[int]:
     return frozenset(fused)
 
 
+def _only_user(op: KOp, users: Mapping[int, tuple[KOp, ...]]) -> KOp | None:
+    used_by = users.get(id(op), ())
+    return used_by[0] if len(used_by) == 1 else None
+
+
+def _materialized(op: KOp, users: Mapping[int, tuple[KOp, ...]]) -> bool:
+    """Whether ``op`` ends a loop nest: every store of a tile (each statement is a loop of its own, as the
+    lowering emits it: ``tilelang/backends/mlir/compute_rules.py``), and a reduction whose result feeds more
+    than a store (its consumers cannot start before its last element: a dependence no software pipeline
+    crosses). A matmul's epilogue (a cast, an add, an activation) is priced fused into the matmul's register
+    blocks, as mlir-aie's kernels do it ([MA] aie_kernels/aie2/mm.cc: the accumulator shifted and rounded per
+    block before the store), where the lowering computes the product into a temporary first."""
+    if op.kind is OpKind.STORE:
+        return True
+    if op.kind not in REDUCE:
+        return False
+    user = _only_user(op, users)
+    return user is None or user.kind is not OpKind.STORE
+
+
+def loop_nests(kernel: Kernel) -> list[list[KOp]]:
+    """The ops of each loop nest the lowering emits for ``kernel``, in order.
+
+    A nest is a materialized op (:func:`_materialized`) with every op it reads that is not itself materialized:
+    an elementwise value is fused into each nest that reads it, so it is computed (and its tiles loaded) once
+    per such nest; a materialized value is read from its register or temporary. A store of a scalar (a
+    reduction's result) is no loop: it joins the nest that computed the value.
+    """
+    users: dict[int, list[KOp]] = {}
+    for op in kernel.body:
+        for x in op.operands:
+            if isinstance(x, KOp):
+                users.setdefault(id(x), []).append(op)
+    frozen = {k: tuple(v) for k, v in users.items()}
+    nests: list[list[KOp]] = []
+    for op in kernel.body:
+        if not _materialized(op, frozen):
+            continue
+        members: dict[int, KOp] = {}
+        stack = [op]
+        while stack:
+            x = stack.pop()
+            if id(x) in members:
+                continue
+            members[id(x)] = x
+            stack.extend(y for y in x.operands if isinstance(y, KOp) and not _materialized(y, frozen))
+        nest = [x for x in kernel.body if id(x) in members]  # program order
+        scalar_store = op.kind is OpKind.STORE and not _is_vector(op.operands[1])
+        if scalar_store and nests and not any(_is_vector(x) for x in nest):
+            nests[-1].extend(nest)
+        else:
+            nests.append(nest)
+    return nests
+
+
 def kernel_slots(kernel: Kernel, device: Device) -> Slots:
-    """Slot occupancy of one call of ``kernel`` (without the call overhead).
+    """Slot occupancy of one call of ``kernel`` (without the call overhead), summed over its loop nests
+    (:func:`loop_nests`), with each nest's busiest slot in ``Slots.loops`` when there are several.
 
     Raises:
         SimulationError: an op kind has no cost rule.
@@ -501,17 +569,31 @@ def kernel_slots(kernel: Kernel, device: Device) -> Slots:
             if isinstance(x, KOp):
                 users.setdefault(id(x), []).append(op)
     ctx = OpContext(device, _fused_adds(kernel), {k: tuple(v) for k, v in users.items()})
-    total = Slots()
+    # A blocked matmul walks each operand with a pointer per block row or column ([MA]
+    # aie_kernels/linalg/mm_aie2.h: pA1, pA2, pB1, pB2 and a cursor per C tile), so both load units
+    # serve each operand: no one-pointer stream bound (the tiler's call_cycles agrees).
+    blocked = any(op.kind is OpKind.MATMUL for op in kernel.body)
+    costs: dict[int, Slots] = {}
     for op in kernel.body:
         rule = _RULES.get(op.kind)
         if rule is None:
             raise SimulationError(f"kernel {kernel.name!r}: no cost rule for op {op.kind.value}")
-        total.add(rule(op, ctx))
-    if any(op.kind is OpKind.MATMUL for op in kernel.body):
-        # A blocked matmul walks each operand with a pointer per block row or column ([MA]
-        # aie_kernels/linalg/mm_aie2.h: pA1, pA2, pB1, pB2 and a cursor per C tile), so both load units
-        # serve each operand: no one-pointer stream bound (the tiler's call_cycles agrees).
+        costs[id(op)] = rule(op, ctx)
+    total = Slots()
+    bounds = []
+    for members in loop_nests(kernel):
+        nest = Slots()
+        for op in members:
+            nest.add(costs[id(op)])
+        if blocked:
+            nest.streams.clear()
+        total.add(nest)
+        if nest.busiest() > 0:
+            bounds.append(nest.busiest())
+    if blocked:
         total.streams.clear()
+    if len(bounds) > 1:
+        total.loops = tuple(bounds)
     return total
 
 
@@ -548,7 +630,10 @@ def call_timing(kernel: Kernel, device: Device, bank_of: Mapping[str, Hashable])
     in one bank cannot be read by the two load units at once ([UG1076]
     "Memory Conflict": the same core using both read ports on one bank; [PG4c]
     "the loads must come from different L1 memory banks"). Parameters missing
-    from ``bank_of`` (no placement known) conflict with nothing.
+    from ``bank_of`` (no placement known) conflict with nothing. A kernel of
+    several loop nests compares each bank's demand over the whole call with
+    the nests' summed slot bounds (a nest whose own bank demand exceeds its
+    slots but whose call's does not is not charged: an optimistic bound).
     """
     slots = kernel_slots(kernel, device)
     demand: dict[Hashable, float] = {}
