@@ -145,3 +145,33 @@ def test_a_reduction_is_a_barrier_its_users_wait_for():
     assert len(s.loops) == 8
     assert s.busiest() == pytest.approx(sum(s.loops))
     assert s.busiest() > max(s.load, s.store, s.vector, s.mac)
+
+
+@pytest.mark.parametrize("device", ["npu1", "npu2"])
+def test_each_nest_pays_its_iterations_latency_once(device):
+    """A loop of ``trips`` iterations ends ``(trips - 1) x II + L`` cycles after it starts, L the latency of one
+    iteration's chain (llvm-aie's itineraries: a load's result in cycle 7, a float add's in 6, a store's issue 1):
+    a bf16 add over twice the values costs twice the slots and the same fill."""
+    dev = tl.device(device)
+
+    def add(n):
+        @tl.kernel
+        def k(a: T[(n,), tl.bf16], b: T[(n,), tl.bf16], c: T[(n,), tl.bf16]):
+            c[...] = a + b
+
+        return k
+
+    def copy(n):
+        @tl.kernel
+        def k(a: T[(n,), tl.i16], c: T[(n,), tl.i16]):
+            c[...] = a
+
+        return k
+
+    fill_add = kernel_slots(add(1024), dev).fixed
+    fill_copy = kernel_slots(copy(1024), dev).fixed
+    assert fill_add == 7 + 6 + 1 - 1
+    assert fill_copy == 7 + 1 - 1
+    assert kernel_slots(add(2048), dev).fixed == fill_add
+    small, large = kernel_cycles(add(1024), dev), kernel_cycles(add(2048), dev)
+    assert large - small == small - CALL_OVERHEAD - fill_add  # the slots double, the fill does not

@@ -138,8 +138,10 @@ def test_one_kernel_vector_scalar_mul_cycles():
     def scale(a: tl.Tile[(1024,), tl.i16], c: tl.Tile[(1024,), tl.i16], f: tl.i16):
         c[...] = a * f
 
-    # [PG4c]: 72 cycles for 1024 int16; the model is store-bound (2048 B / 32 B) + overhead.
-    assert cost.kernel_cycles(scale, tl.device("npu1")) == 72
+    # store-bound (2048 B / 32 B = 64) + its loop's fill (load 7, integer multiply 5, store 1, less one) +
+    # the call's own cycle: 77 ([PG4c] measured 72 for a Chess build, [KC] 78 for Peano's)
+    k = cost.kernel_cycles(scale, tl.device("npu1"))
+    assert k == cost.CALL_OVERHEAD + 64 + 12 == 77
 
     @tl.design(device="npu1")
     def vsm(A: tl.Tensor[(1024,), tl.i16], C: tl.Tensor[(1024,), tl.i16]):
@@ -161,8 +163,8 @@ def test_one_kernel_vector_scalar_mul_cycles():
     a = np.arange(1024, dtype=np.int16)
     res = simulator.simulate(plan, A=a)
     assert np.array_equal(res.outputs["C"], a * 3)
-    assert res.cycles == H + T(2048) + L(2) + 72 + T(2048) + L(2)
-    assert res.stats.cores["worker"].busy == 72
+    assert res.cycles == H + T(2048) + L(2) + k + T(2048) + L(2)
+    assert res.stats.cores["worker"].busy == k
     assert res.stats.cores["worker"].stalls == {"a_in": H + T(2048) + L(2)}
 
 

@@ -155,6 +155,10 @@ def scalar_kernel_term(c, dev, t, s, depth=2):
         inputs += moved
         bank = max(bank, moved / ports.bank_bytes)
     fixed = math.prod(blocks.values()) * costs.MATMUL_BLOCK_OVERHEAD if two else 0
+    # the loop's pipeline fill: a load's, a multiply-accumulate's and a store's latency, less one cycle
+    lat = costs.PIPELINE_LATENCY[dev.arch.name]
+    mac = costs.FLOAT_UNITS[dev.arch.name].latency if c.in_dtypes[0].is_float else lat.int_multiply
+    fixed += lat.load + mac + lat.store - 1
 
     def call(loads, c_accesses):
         busiest = max(loads / ports.load_bytes, out_bytes / ports.store_bytes,

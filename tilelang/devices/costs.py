@@ -69,10 +69,13 @@ def core_ports(arch: str) -> CorePorts:
     """The core memory ports of architecture ``arch`` (``Device.arch.name``)."""
     return CORE_PORTS[arch]
 
-#: Fixed cycles of one kernel call (call, loop prologue/epilogue, lock hand-off).
-#: Fitted: [PG4c] measures 72 cycles for vector_scalar_mul (1024 x int16), whose
-#: store-bound body is 2048 B / 32 B = 64 cycles in this model: 72 - 64 = 8.
-CALL_OVERHEAD = 8
+#: Fixed cycles of one kernel call beyond its loop nests (each nest pays its own pipeline fill:
+#: ``PipelineLatency``). Fitted: [KC] npu1's copy of 1024 int16 takes 72 cycles between its trace
+#: events; its one loop issues 64 loads and 64 stores on their own units (2048 B / 32 B) and its last
+#: iteration ends a load's and a store's latency after it issues (7 + 1, ``AIE2_LATENCY``):
+#: 72 - (64 + 8 - 1) = 1, the event after the last store. (Until the fill was priced per nest this was 8,
+#: from [PG4c]'s 72 cycles of a Chess-compiled vector_scalar_mul, now a validation row.)
+CALL_OVERHEAD = 1
 #: Unoverlapped cycles per output register block of a matmul (one inner-k loop's
 #: pipeline fill and drain, accumulator moves). Fitted: [I2735] kernels alone reach
 #: at most about 80% of peak, over its i16 and bf16 profiles; a 64^3 bf16 tile has 64
@@ -158,6 +161,8 @@ class FloatUnit:
         exp_load_cycles: load-unit cycles of ``exp`` (table lookups).
         inv_issue: scalar-unit cycles one float reciprocal occupies.
         inv_latency: cycles until a reciprocal's result can be used.
+        exp_latency: cycles from an ``exp``'s first instruction until its result can be used (the chain of
+            its dependent instructions).
     """
 
     lanes: int
@@ -174,6 +179,7 @@ class FloatUnit:
     exp_load_cycles: float
     inv_issue: int
     inv_latency: int
+    exp_latency: int
 
 
 #: Cycles from a vector ALU add or max/min's issue (integer, and bf16 max/min on AIE2 and AIE2P) until a dependent op that does not bypass can
@@ -185,6 +191,45 @@ VECTOR_ALU_LATENCY = 2
 #: Cycles of the shift (lane move) of one reduction-tree step, before its add or max.
 #: Estimate, unconfirmed: no latency figure for the shuffle was found; one cycle taken.
 SHUFFLE_LATENCY = 1
+
+
+@dataclass(frozen=True)
+class PipelineLatency:
+    """Cycles from an instruction's issue until its result can be used, for the ops of a kernel's loop.
+
+    A software-pipelined loop of ``trips`` iterations issues its last iteration ``(trips - 1) x II``
+    cycles after its first, and that iteration ends when its chain of dependent instructions has
+    (load, arithmetic, store): each loop nest of a kernel pays that chain's latency once, less the one
+    cycle its last issue slot already counts (``kernel_cost.kernel_slots``). Float ops use
+    ``FloatUnit.latency``, vector ALU ops ``VECTOR_ALU_LATENCY``.
+
+    Attributes:
+        load: a vector load's result (bf16 converted as it loads too).
+        store: a store's issue (the call's end follows it).
+        int_multiply: an integer multiply into the accumulators.
+        accumulate: the next multiply-accumulate into the same accumulator (the accumulator is read
+            late: its chain is shorter than a multiply's latency).
+        shift_round: an accumulator shifted and rounded back into a vector register for a vector op
+            (a store does it as it stores, at no extra latency).
+        convert: a float conversion (f32 to bf16 out of the accumulators, or an integer pack).
+    """
+
+    load: int
+    store: int
+    int_multiply: int
+    accumulate: int
+    shift_round: int
+    convert: int
+
+
+#: AIE-ML: [LA] aie2/AIE2Schedule.td itineraries, the result's cycle in each: II_VLDA_W, II_VLDA_CONV
+#: and II_VLDB "[7,...]"; a store's issue cycle (II_VST_W "[1,1,1]"); II_VMUL "[5,1,1,1]"; II_VMAC
+#: "[5,3,...]", result in cycle 5 and the accumulator read in cycle 3, so a dependent accumulate issues
+#: 5 - 3 + 1 = 3 cycles after; II_VSRS "[4,...]"; II_VCONV "[2,...]".
+AIE2_LATENCY = PipelineLatency(load=7, store=1, int_multiply=5, accumulate=3, shift_round=4, convert=2)
+#: Per architecture. AIE2P and AIE1: AIE-ML's (estimate, unconfirmed: AIE2P's generated itinerary table
+#: was not read for these; AIE1 has no itinerary table in llvm-aie).
+PIPELINE_LATENCY: dict[str, PipelineLatency] = {"aie1": AIE2_LATENCY, "aie2": AIE2_LATENCY, "aie2p": AIE2_LATENCY}
 
 #: AIE1 (xcvc1902).
 AIE1_FLOAT = FloatUnit(
@@ -220,6 +265,8 @@ AIE1_FLOAT = FloatUnit(
     # or four cycles to produce scalar results. The throughput ... is one cycle".
     inv_issue=1,
     inv_latency=4,
+    # Estimate, unconfirmed: the polynomial's six multiplies in a chain, each the float pipeline's 6.
+    exp_latency=36,
 )
 
 #: AIE-ML (AIE2: xcve2802, npu1).
@@ -278,6 +325,10 @@ AIE2_FLOAT = FloatUnit(
     # issue rate is one instruction per cycle"), each depending on the one before.
     inv_issue=10,
     inv_latency=10,
+    # [LA] aie2/AIE2Schedule.td, getExpBf16's chain: the bf16 to int conversion (II_VFLOORs32bf16 "[2,...]"),
+    # filter_even (II_VSHUFFLE "[2,...]"), the table gathers (II_VLDB_4X "[7,1]"), the product of the two
+    # looked-up values (II_VMULf "[6,...]"): 2 + 2 + 7 + 6.
+    exp_latency=17,
 )
 
 #: AIE2P (npu2).
@@ -311,6 +362,7 @@ AIE2P_FLOAT = FloatUnit(
     exp_load_cycles=0.0,
     inv_issue=10,  # estimate, unconfirmed: AIE2's emulated reciprocal
     inv_latency=10,
+    exp_latency=12,  # estimate, unconfirmed: the native exp2 and its scaling, two float ops' latency
 )
 
 #: The float unit of each architecture (``Device.arch.name``).

@@ -62,6 +62,7 @@ from tilelang.devices.costs import (
     INT32_MULTIPLY,
     MATMUL_BLOCK_OVERHEAD,
     MATMUL_REG_BLOCK,
+    PIPELINE_LATENCY,
     SHUFFLE_LATENCY,
     VECTOR_ALU_LATENCY,
     FloatUnit,
@@ -556,9 +557,88 @@ def loop_nests(kernel: Kernel) -> list[list[KOp]]:
     return nests
 
 
+_CHAIN_FREE = frozenset({OpKind.CONST, OpKind.SLICE})
+_VECTOR_ALU = frozenset({OpKind.MAX, OpKind.MIN, OpKind.RELU, OpKind.ABS, OpKind.WHERE, OpKind.LT, OpKind.LE,
+                         OpKind.GT, OpKind.GE, OpKind.EQ, OpKind.NE, OpKind.RMAX})
+
+
+def _is_float(x: KOp | Param) -> bool:
+    t = x.type if isinstance(x, KOp) else x.value_type
+    dt = t if isinstance(t, DType) else getattr(t, "dtype", None)
+    return dt is not None and dt.is_float
+
+
+def nest_latency(members: list[KOp], ctx: OpContext) -> int:
+    """Cycles one iteration of a loop nest takes from its first issue to its last: the longest chain of
+    dependent instructions among ``members``, each at its result latency (``PipelineLatency``,
+    ``FloatUnit.latency``, ``VECTOR_ALU_LATENCY``). A multiply folded into an add is one multiply-accumulate
+    instruction; a chain of them into one accumulator steps at ``PipelineLatency.accumulate``."""
+    lat = PIPELINE_LATENCY[ctx.device.arch.name]
+    unit = FLOAT_UNITS.get(ctx.device.arch.name)
+    inside = {id(op) for op in members}
+    ready: dict[int, int] = {}
+
+    def stored(op: KOp) -> bool:
+        users = ctx.users.get(id(op), ())
+        return len(users) == 1 and users[0].kind is OpKind.STORE
+
+    def at(x: KOp | Param) -> int:
+        return ready.get(id(x), 0) if isinstance(x, KOp) and id(x) in inside else 0
+
+    def own(op: KOp) -> int:
+        k = op.kind
+        if k is OpKind.LOAD:
+            return lat.load
+        if k is OpKind.STORE:
+            return lat.store
+        if k in _CHAIN_FREE:
+            return 0
+        fl = _is_float(op) or any(_is_float(x) for x in op.operands if isinstance(x, KOp | Param))
+        if k is OpKind.EXP and unit is not None:
+            return unit.exp_latency
+        if k is OpKind.CAST:
+            folded = (unit is not None and unit.convert_in_load and isinstance(op.operands[0], KOp)
+                      and op.operands[0].kind is OpKind.LOAD) or stored(op)
+            return 0 if folded else lat.convert
+        if k in (OpKind.MUL, OpKind.MATMUL):
+            if fl and unit is not None:
+                return unit.latency
+            return lat.int_multiply + (0 if stored(op) or _only_user(op, ctx.users) is not None
+                                       and id(_only_user(op, ctx.users)) in ctx.fused else lat.shift_round)
+        if k in _VECTOR_ALU:
+            return unit.compare_latency if fl and unit is not None else VECTOR_ALU_LATENCY
+        if fl and unit is not None:
+            return unit.latency  # add, subtract, negate, divide's multiply, a float sum
+        return VECTOR_ALU_LATENCY
+
+    for op in members:
+        if id(op) in ctx.fused:
+            # c + a * b: one multiply-accumulate, ready a MAC's latency after a and b, or an accumulate
+            # step after c when c is itself accumulated
+            mul = next(x for x in op.operands if isinstance(x, KOp) and x.kind in (OpKind.MUL, OpKind.MATMUL))
+            acc = next((x for x in op.operands if x is not mul), None)
+            mac = unit.latency if _is_float(op) and unit is not None else lat.int_multiply
+            via_acc = 0 if acc is None else at(acc) + (lat.accumulate if isinstance(acc, KOp) and id(acc) in ctx.fused
+                                                       else mac)
+            ready[id(op)] = max(max((at(x) for x in mul.operands), default=0) + mac, via_acc)
+        else:
+            ready[id(op)] = max((at(x) for x in op.operands), default=0) + own(op)
+    return max(ready.values(), default=0)
+
+
+def contraction_fill(dtype: DType, device: Device) -> int:
+    """The pipeline fill of a matmul kernel's one loop nest (``c = a @ b`` or ``c += a @ b``, stored):
+    what :func:`nest_latency` gives it (load, multiply-accumulate, store) less one cycle, for the tiler."""
+    lat = PIPELINE_LATENCY[device.arch.name]
+    unit = FLOAT_UNITS.get(device.arch.name)
+    mac = unit.latency if dtype.is_float and unit is not None else lat.int_multiply
+    return lat.load + mac + lat.store - 1
+
+
 def kernel_slots(kernel: Kernel, device: Device) -> Slots:
     """Slot occupancy of one call of ``kernel`` (without the call overhead), summed over its loop nests
-    (:func:`loop_nests`), with each nest's busiest slot in ``Slots.loops`` when there are several.
+    (:func:`loop_nests`), with each nest's busiest slot in ``Slots.loops`` when there are several, and each
+    nest's pipeline fill (:func:`nest_latency` less the cycle its last issue counts) in ``fixed``.
 
     Raises:
         SimulationError: an op kind has no cost rule.
@@ -587,6 +667,7 @@ def kernel_slots(kernel: Kernel, device: Device) -> Slots:
             nest.add(costs[id(op)])
         if blocked:
             nest.streams.clear()
+        nest.fixed += max(0, nest_latency(members, ctx) - 1)
         total.add(nest)
         if nest.busiest() > 0:
             bounds.append(nest.busiest())

@@ -6,7 +6,8 @@ its MAC unit a quarter of the time. This term charges every kernel call the
 way the simulator's timing model does (the constants are shared, with their
 sources, in ``tilelang.devices.costs``):
 
-- a call costs ``CALL_OVERHEAD`` + its unoverlapped matmul loop overhead
+- a call costs ``CALL_OVERHEAD`` + its loop's pipeline fill (``kernel_cost.contraction_fill``) + its
+  unoverlapped matmul loop overhead
   (``MATMUL_BLOCK_OVERHEAD`` per ``MATMUL_REG_BLOCK``-blocked output register
   block of intrinsic tiles) + its busiest VLIW slot: the loads (each input
   re-read once per register block along the output indices it lacks, plus the
@@ -51,6 +52,7 @@ from tilelang.devices.costs import (
     core_ports,
     intrinsic_shape,
 )
+from tilelang.ir.kernel_cost import contraction_fill
 
 if TYPE_CHECKING:
     from tilelang.plan.tiling_model import Contraction
@@ -98,6 +100,7 @@ def call_cycles(c: Contraction, device: Device, t: dict[str, np.ndarray], accumu
     store = out_bytes / ports.store_bytes
     mac = _prod([t[i] for i in c.indices]) / macs
     fixed = _prod(list(blocks.values())) * MATMUL_BLOCK_OVERHEAD if matmul else 0.0
+    fixed = fixed + contraction_fill(c.in_dtypes[0], device)
     busiest = np.maximum(np.maximum(np.maximum(load, store), mac), bank)
     return CALL_OVERHEAD + np.ceil(fixed + busiest)
 
