@@ -207,7 +207,8 @@ def test_plio_256_cores_plan_is_deterministic():
     assert tl.plan(d, strategy="greedy").to_json() == tl.plan(d, strategy="greedy").to_json()
 
 
-@pytest.mark.parametrize(("rows", "cols"), [(8, 8), pytest.param(12, 8, marks=pytest.mark.slow),
+@pytest.mark.parametrize(("rows", "cols"), [pytest.param(8, 8, marks=pytest.mark.slow),
+                                            pytest.param(12, 8, marks=pytest.mark.slow),
                                             pytest.param(10, 10, marks=pytest.mark.slow)])
 def test_mlir_aie_accepts_the_large_plio_fed_physical_modules(rows, cols):
     """The physical module of 256, all 400 (and, marked slow, 384) PLIO-fed cascade cores through mlir-aie's flow:

@@ -61,6 +61,7 @@ def test_primary_values_differ_by_multiples_of_the_bound():
     assert eps * s_max < delta
 
 
+@pytest.mark.slow
 def test_the_tie_break_keeps_the_optimum_of_the_2x2_gemm():
     problem = build_problem(gemm(256, (2, 2)))
     off, info_off = place_ilp(problem, "cbc", 60, tie_break=False)

@@ -228,6 +228,7 @@ def test_the_bank_ilp_keeps_the_optimum_when_every_bank_is_alike(bp: BankProblem
     assert bank_cost([bp], choose([bp])) == pytest.approx(best)
 
 
+@pytest.mark.slow
 def test_a_dozen_alike_buffers_are_solved_to_optimality() -> None:
     """A core holding a block resident (``eliminate_redundant_transfers``): twelve 64-byte buffers in four
     banks. Without ordering the interchangeable banks the solver spent its whole time share proving

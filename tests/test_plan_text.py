@@ -118,6 +118,7 @@ def test_whole_array_matmul_plan_round_trips() -> None:
     round_trip(p)
 
 
+@pytest.mark.slow
 def test_broadcast_on_xcvc1902_round_trips_and_simulates_the_same() -> None:
     d = broadcast()
     p = tl.plan(d)

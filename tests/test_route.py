@@ -198,6 +198,7 @@ def random_flows(device, n, span, seed):
     return flows
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["npu1", "npu2", "xcve2302"]), st.integers(1, 60), st.integers(0, 10_000))
 def test_ilp_is_legal_and_no_longer_than_negotiated(name, n, seed):
@@ -317,6 +318,7 @@ def test_a_feasible_benchmark_set_still_routes():
     check_routes_legal(dev, r.routes)
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None)
 @given(st.sampled_from(["npu1", "npu2", "xcvc1902"]), st.integers(1, 80), st.integers(0, 10_000))
 def test_cut_counts_match_their_definition(name, n, seed):

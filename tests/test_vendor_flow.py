@@ -128,6 +128,7 @@ def _pipelines(draw):  # noqa: ANN001, ANN202
     return zoo.pipeline(device=device, stages=stages, depth=depth), draw(st.sampled_from(["ilp", "greedy"]))
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_pipelines())
 def test_every_accepted_plan_passes_mlir_aie_at_the_physical_level(case) -> None:  # noqa: ANN001
