@@ -10,8 +10,9 @@ then the property: every plan the planner accepts is accepted by
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis_support import quick_and_slow
 
 import tilelang as tl
 from tilelang.errors import PlanError
@@ -157,15 +158,18 @@ def link_designs(draw):
     return split_join(parts, depth, split=split, join=join, device=device, dtype=dtype, core_depth=core_depth)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(link_designs(), st.sampled_from(["greedy", "ilp"]))
-def test_a_plan_the_planner_accepts_the_emitter_accepts(design, strategy) -> None:
+def _a_plan_the_planner_accepts_the_emitter_accepts(design, strategy) -> None:
     try:
         p = tl.plan(design, strategy=strategy, time_limit=20)
     except PlanError as e:
         assert "buffer descriptors" in str(e) or "DMA channels" in str(e) or "locks" in str(e), str(e)
         return
     tl.emit_mlir(p, level="physical")
+
+
+test_a_plan_the_planner_accepts_the_emitter_accepts, test_more_plans_the_planner_accepts_the_emitter_accepts = \
+    quick_and_slow(8, 30, given(link_designs(), st.sampled_from(["greedy", "ilp"])),
+                   _a_plan_the_planner_accepts_the_emitter_accepts)
 
 
 # -- AIE1 shim chains: one BD per host move ----------------------------------------------------
