@@ -487,16 +487,22 @@ def _matmul(op: KOp, ctx: OpContext) -> Slots:
                  fixed=blocks * MATMUL_BLOCK_OVERHEAD, access=access)
 
 
-def _fused_adds(kernel: Kernel) -> frozenset[int]:
-    """Adds/subs that take a multiply used nowhere else: one multiply-accumulate."""
-    uses: dict[int, int] = {}
+def _users(kernel: Kernel) -> dict[int, tuple[KOp, ...]]:
+    """The ops using each op of ``kernel``, by the used op's id (an op using a value twice is listed twice)."""
+    users: dict[int, list[KOp]] = {}
     for op in kernel.body:
         for x in op.operands:
-            uses[id(x)] = uses.get(id(x), 0) + 1
+            if isinstance(x, KOp):
+                users.setdefault(id(x), []).append(op)
+    return {k: tuple(v) for k, v in users.items()}
+
+
+def _fused_adds(kernel: Kernel, users: Mapping[int, tuple[KOp, ...]]) -> frozenset[int]:
+    """Adds/subs that take a multiply used nowhere else: one multiply-accumulate."""
     fused = set()
     for op in kernel.body:
         if op.kind in (OpKind.ADD, OpKind.SUB):
-            if any(isinstance(x, KOp) and x.kind in (OpKind.MUL, OpKind.MATMUL) and uses[id(x)] == 1
+            if any(isinstance(x, KOp) and x.kind in (OpKind.MUL, OpKind.MATMUL) and len(users.get(id(x), ())) == 1
                    for x in op.operands):
                 fused.add(id(op))
     return frozenset(fused)
@@ -522,20 +528,16 @@ def _materialized(op: KOp, users: Mapping[int, tuple[KOp, ...]]) -> bool:
     return user is None or user.kind is not OpKind.STORE
 
 
-def loop_nests(kernel: Kernel) -> list[list[KOp]]:
-    """The ops of each loop nest the lowering emits for ``kernel``, in order.
+def loop_nests(kernel: Kernel, users: Mapping[int, tuple[KOp, ...]] | None = None) -> list[list[KOp]]:
+    """The ops of each loop nest the lowering emits for ``kernel``, in order (``users``: :func:`_users`'s map,
+    computed when not given).
 
     A nest is a materialized op (:func:`_materialized`) with every op it reads that is not itself materialized:
     an elementwise value is fused into each nest that reads it, so it is computed (and its tiles loaded) once
     per such nest; a materialized value is read from its register or temporary. A store of a scalar (a
     reduction's result) is no loop: it joins the nest that computed the value.
     """
-    users: dict[int, list[KOp]] = {}
-    for op in kernel.body:
-        for x in op.operands:
-            if isinstance(x, KOp):
-                users.setdefault(id(x), []).append(op)
-    frozen = {k: tuple(v) for k, v in users.items()}
+    frozen = _users(kernel) if users is None else users
     nests: list[list[KOp]] = []
     for op in kernel.body:
         if not _materialized(op, frozen):
@@ -579,8 +581,8 @@ def nest_latency(members: list[KOp], ctx: OpContext) -> int:
     ready: dict[int, int] = {}
 
     def stored(op: KOp) -> bool:
-        users = ctx.users.get(id(op), ())
-        return len(users) == 1 and users[0].kind is OpKind.STORE
+        user = _only_user(op, ctx.users)
+        return user is not None and user.kind is OpKind.STORE
 
     def at(x: KOp | Param) -> int:
         return ready.get(id(x), 0) if isinstance(x, KOp) and id(x) in inside else 0
@@ -603,8 +605,10 @@ def nest_latency(members: list[KOp], ctx: OpContext) -> int:
         if k in (OpKind.MUL, OpKind.MATMUL):
             if fl and unit is not None:
                 return unit.latency
-            return lat.int_multiply + (0 if stored(op) or _only_user(op, ctx.users) is not None
-                                       and id(_only_user(op, ctx.users)) in ctx.fused else lat.shift_round)
+            # back into a vector register unless a store (VST.SRS) or a multiply-accumulate takes it
+            user = _only_user(op, ctx.users)
+            kept = user is not None and (user.kind is OpKind.STORE or id(user) in ctx.fused)
+            return lat.int_multiply + (0 if kept else lat.shift_round)
         if k in _VECTOR_ALU:
             return unit.compare_latency if fl and unit is not None else VECTOR_ALU_LATENCY
         if fl and unit is not None:
@@ -643,12 +647,8 @@ def kernel_slots(kernel: Kernel, device: Device) -> Slots:
     Raises:
         SimulationError: an op kind has no cost rule.
     """
-    users: dict[int, list[KOp]] = {}
-    for op in kernel.body:
-        for x in op.operands:
-            if isinstance(x, KOp):
-                users.setdefault(id(x), []).append(op)
-    ctx = OpContext(device, _fused_adds(kernel), {k: tuple(v) for k, v in users.items()})
+    users = _users(kernel)
+    ctx = OpContext(device, _fused_adds(kernel, users), users)
     # A blocked matmul walks each operand with a pointer per block row or column ([MA]
     # aie_kernels/linalg/mm_aie2.h: pA1, pA2, pB1, pB2 and a cursor per C tile), so both load units
     # serve each operand: no one-pointer stream bound (the tiler's call_cycles agrees).
@@ -661,7 +661,7 @@ def kernel_slots(kernel: Kernel, device: Device) -> Slots:
         costs[id(op)] = rule(op, ctx)
     total = Slots()
     bounds = []
-    for members in loop_nests(kernel):
+    for members in loop_nests(kernel, users):
         nest = Slots()
         for op in members:
             nest.add(costs[id(op)])
