@@ -207,8 +207,9 @@ class PipelineLatency:
         load: a vector load's result (bf16 converted as it loads too).
         store: a store's issue (the call's end follows it).
         int_multiply: an integer multiply into the accumulators.
-        accumulate: the next multiply-accumulate into the same accumulator (the accumulator is read
-            late: its chain is shorter than a multiply's latency).
+        accumulate: the next integer multiply-accumulate into the same accumulator (the accumulator is
+            read late: its chain is shorter than a multiply's latency).
+        float_accumulate: the same for a float multiply-accumulate.
         shift_round: an accumulator shifted and rounded back into a vector register for a vector op
             (a store does it as it stores, at no extra latency).
         convert: a float conversion (f32 to bf16 out of the accumulators, or an integer pack).
@@ -218,6 +219,7 @@ class PipelineLatency:
     store: int
     int_multiply: int
     accumulate: int
+    float_accumulate: int
     shift_round: int
     convert: int
 
@@ -225,11 +227,22 @@ class PipelineLatency:
 #: AIE-ML: [LA] aie2/AIE2Schedule.td itineraries, the result's cycle in each: II_VLDA_W, II_VLDA_CONV
 #: and II_VLDB "[7,...]"; a store's issue cycle (II_VST_W "[1,1,1]"); II_VMUL "[5,1,1,1]"; II_VMAC
 #: "[5,3,...]", result in cycle 5 and the accumulator read in cycle 3, so a dependent accumulate issues
-#: 5 - 3 + 1 = 3 cycles after; II_VSRS "[4,...]"; II_VCONV "[2,...]".
-AIE2_LATENCY = PipelineLatency(load=7, store=1, int_multiply=5, accumulate=3, shift_round=4, convert=2)
-#: Per architecture. AIE2P and AIE1: AIE-ML's (estimate, unconfirmed: AIE2P's generated itinerary table
-#: was not read for these; AIE1 has no itinerary table in llvm-aie).
-PIPELINE_LATENCY: dict[str, PipelineLatency] = {"aie1": AIE2_LATENCY, "aie2": AIE2_LATENCY, "aie2p": AIE2_LATENCY}
+#: 5 - 3 + 1 = 3 cycles after; II_VMACf "[6,3,1,1,1,...]": a float one 6 - 3 + 1 = 4 after; II_VSRS
+#: "[4,...]"; II_VCONV "[2,...]".
+AIE2_LATENCY = PipelineLatency(load=7, store=1, int_multiply=5, accumulate=3, float_accumulate=4, shift_round=4,
+                               convert=2)
+#: AIE2P: [LA] aie2p/AIE2PGenSchedule.td (commit f1061f60), the same itinerary format with a bypass list:
+#: II_VLDA_dmw_lda_w_idx, II_VLDA_CONV_fp32_bf16_dmw_lda_ups_bf_idx and II_VLDB_dmw_ldb_idx
+#: "[/*dst*/7, ...]"; II_VST_dmw_sts_w_idx "[/*src*/1, ...]"; II_VMUL_vmul_cm_core_X_X "[/*dst*/6, ...]";
+#: II_VMAC_vmul_cm_core_X_X "[/*dst*/6, /*acc1*/4, ...]" with VEC_Bypass on both, and the scheduler's
+#: latency DefCycle - bypass + 1 - UseCycle (AIEBaseInstrInfo::getSignedOperandLatency, one cycle per
+#: shared bypass): 6 - 1 + 1 - 4 = 2; II_VMAC_f_vmac_bf_vmul_bf_core_X_X "[/*dst*/6, /*acc1*/4, ...]",
+#: its result NoBypass: 6 - 4 + 1 = 3; II_VSRS_2x_mv_x_srs_cm_srsSign0 "[/*dst*/4, ...]";
+#: II_VCONV_bf16_fp32_mv_x_srs_bf "[/*dst*/2, ...]".
+AIE2P_LATENCY = PipelineLatency(load=7, store=1, int_multiply=6, accumulate=2, float_accumulate=3, shift_round=4,
+                                convert=2)
+#: Per architecture. AIE1: AIE-ML's (estimate, unconfirmed: AIE1 has no itinerary table in llvm-aie).
+PIPELINE_LATENCY: dict[str, PipelineLatency] = {"aie1": AIE2_LATENCY, "aie2": AIE2_LATENCY, "aie2p": AIE2P_LATENCY}
 
 #: AIE1 (xcvc1902).
 AIE1_FLOAT = FloatUnit(
@@ -338,7 +351,9 @@ AIE2P_FLOAT = FloatUnit(
     # one mul_elem_32_conf for up to 32 lanes ("muls_per_mul = Elems <= 32? 32 : 64"); [MA]
     # aie_kernels/aie_arch.h "AIE_BF16_LANES 32" on AIE2P (16 on AIE2).
     lanes=32,
-    latency=6,  # estimate, unconfirmed: AIE2's
+    # [LA] aie2p/AIE2PGenSchedule.td: II_VADD_f_vmac_cm2_add_reg and II_VMUL_f_vmul_bf_vmul_bf_core_X_X
+    # "[/*dst*/6, ...]", as AIE2's.
+    latency=6,
     # [LA] aie2p/AIE2PGenSchedule.td: II_VMAX_LT_bf16 "[/*d*/2, /*cmp*/2, /*s1*/1, /*s2*/1]", as AIE2.
     compare_latency=VECTOR_ALU_LATENCY,
     shared_issue=False,  # estimate, unconfirmed: AIE2's separate multiplier and add/compare units
@@ -362,7 +377,10 @@ AIE2P_FLOAT = FloatUnit(
     exp_load_cycles=0.0,
     inv_issue=10,  # estimate, unconfirmed: AIE2's emulated reciprocal
     inv_latency=10,
-    exp_latency=12,  # estimate, unconfirmed: the native exp2 and its scaling, two float ops' latency
+    # [LA] aie2p/AIE2PGenSchedule.td: the multiply by log2(e), II_VMUL_f_vmul_bf_vmul_bf_core_X_X
+    # "[/*dst*/6, ...]", into the accumulator II_VEXP2 reads ("[/*dst*/2, /*src*/1]"; AIE2PInstrPatterns.td
+    # selects int_aie2p_exp2 on an ACC512 to VEXP2): 6 + 2.
+    exp_latency=8,
 )
 
 #: The float unit of each architecture (``Device.arch.name``).

@@ -574,7 +574,8 @@ def nest_latency(members: list[KOp], ctx: OpContext) -> int:
     """Cycles one iteration of a loop nest takes from its first issue to its last: the longest chain of
     dependent instructions among ``members``, each at its result latency (``PipelineLatency``,
     ``FloatUnit.latency``, ``VECTOR_ALU_LATENCY``). A multiply folded into an add is one multiply-accumulate
-    instruction; a chain of them into one accumulator steps at ``PipelineLatency.accumulate``."""
+    instruction; a chain of them into one accumulator steps at ``PipelineLatency.accumulate`` (integer) or
+    ``float_accumulate``."""
     lat = PIPELINE_LATENCY[ctx.device.arch.name]
     unit = FLOAT_UNITS.get(ctx.device.arch.name)
     inside = {id(op) for op in members}
@@ -622,8 +623,8 @@ def nest_latency(members: list[KOp], ctx: OpContext) -> int:
             mul = next(x for x in op.operands if isinstance(x, KOp) and x.kind in (OpKind.MUL, OpKind.MATMUL))
             acc = next((x for x in op.operands if x is not mul), None)
             mac = unit.latency if _is_float(op) and unit is not None else lat.int_multiply
-            via_acc = 0 if acc is None else at(acc) + (lat.accumulate if isinstance(acc, KOp) and id(acc) in ctx.fused
-                                                       else mac)
+            step = lat.float_accumulate if _is_float(op) and unit is not None else lat.accumulate
+            via_acc = 0 if acc is None else at(acc) + (step if isinstance(acc, KOp) and id(acc) in ctx.fused else mac)
             ready[id(op)] = max(max((at(x) for x in mul.operands), default=0) + mac, via_acc)
         else:
             ready[id(op)] = max((at(x) for x in op.operands), default=0) + own(op)
