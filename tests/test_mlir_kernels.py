@@ -78,6 +78,25 @@ def test_a_bf16_scalar_runs_beside_a_bf16_loop_on_the_host() -> None:
     assert float(got["c"][0, 0]) == 2.5
 
 
+def test_a_bf16_where_of_bf16_values_runs_on_the_host() -> None:
+    """tl.where choosing between bf16 values, then their maximum (the shrunk example hypothesis found:
+    max(where(s <= s, a, b[0]))): the select of two bf16 registers made x86 code call __truncsfbf2, which
+    the JIT does not have."""
+    t = tl.Tile[(5,), tl.bf16]
+
+    @tl.kernel
+    def pick(a: t, b: t, c: t, s: tl.bf16):
+        c[...] = tl.where(s <= s, a, b[0])
+        c[0:1] = tl.max(tl.where(s <= s, a, b[0]))
+
+    a = np.array([1.5, -2.0, np.nan, 0.0, 3e30], np.float32).astype(ml_dtypes.bfloat16)
+    b = np.array([-7.25, 1, 2, 3, 4], np.float32).astype(ml_dtypes.bfloat16)
+    for s in (2.5, float("nan")):  # NaN <= NaN is false: c is b[0] everywhere
+        got, want = run_both(pick, {"a": a, "b": b, "c": np.zeros(5, ml_dtypes.bfloat16), "s": s})
+        assert_exact(got["c"], want["c"])
+    assert_exact(got["c"], np.full(5, -7.25, np.float32).astype(ml_dtypes.bfloat16))
+
+
 # -- random kernels over the exact ops ----------------------------------------------------------
 
 

@@ -7,9 +7,12 @@ with ``tilelang/ir/semantics.py``.
 
 bf16 on the host: arrays cross the C interface as their uint16 bit patterns
 (a memref descriptor only carries a pointer), bf16 scalars as a ``c_uint16``;
-``arith.extf``/``arith.truncf`` to and from bf16 are expanded into integer code
-by ``arith-expand{include-bf16=true}``, so no bf16 support in the host CPU or
-its runtime library is needed.
+float arithmetic on bf16 is done in f32 (``arith-emulate-unsupported-floats``),
+``arith.extf``/``arith.truncf`` to and from bf16 are expanded into integer code by
+``arith-expand{include-bf16=true}``, and the lowered module loads, stores and selects
+bf16 values as their i16 bit patterns (:func:`_bf16_as_bits`), so no bf16 support in
+the host CPU or its runtime library is needed (x86 code would move a bf16 value
+through an f32 register with ``__truncsfbf2``, which the JIT does not have).
 """
 
 from __future__ import annotations
@@ -28,13 +31,14 @@ from tilelang.ir.dtypes import DType
 from tilelang.ir.kernel import ExternKernel, Kernel, Param
 from tilelang.ir.types import TileType
 
-#: The upstream pipeline from the emitted dialects to the LLVM dialect.
+#: The upstream pipeline from the emitted dialects to the LLVM dialect (then :func:`_bf16_as_bits`).
 HOST_PIPELINE = (
     "builtin.module("
     "func.func(convert-linalg-to-loops),"
     "convert-scf-to-cf,"
     "expand-strided-metadata,"
     "lower-affine,"
+    "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32},"
     "arith-expand{include-bf16=true},"
     "convert-math-to-llvm,"
     "finalize-memref-to-llvm,"
@@ -43,6 +47,61 @@ HOST_PIPELINE = (
     "convert-func-to-llvm,"
     "reconcile-unrealized-casts)"
 )
+
+
+def _bf16_as_bits(m: object, module: object) -> None:
+    """Carry every bf16 value of an LLVM-dialect module as its i16 bit pattern: loads, stores and selects
+    of bf16 become i16 ones, and bitcast pairs through bf16 fold away. The values are unchanged; without
+    it x86 code moves a bf16 through an f32 register and back with ``__truncsfbf2``, which the JIT lacks."""
+    ir = m.ir  # type: ignore[attr-defined]
+    bf16, i16 = ir.BF16Type.get(), ir.IntegerType.get_signless(16)
+    work: list[object] = []
+
+    def visit(op: object) -> object:
+        o = op.operation  # type: ignore[attr-defined]
+        if (o.name in ("llvm.load", "llvm.select") and o.results[0].type == bf16) or (
+                o.name == "llvm.store" and o.operands[0].type == bf16):
+            work.append(o)
+        return ir.WalkResult.ADVANCE
+
+    def create(name: str, results: list, operands: list, like: object = None) -> object:
+        attrs = {k: like.attributes[k] for k in like.attributes} if like is not None else None  # type: ignore[attr-defined]
+        return ir.Operation.create(name, results=results, operands=operands, attributes=attrs)
+
+    module.operation.walk(visit)  # type: ignore[attr-defined]
+    for o in work:
+        with ir.InsertionPoint(o), o.location:  # type: ignore[attr-defined]
+            ops = list(o.operands)  # type: ignore[attr-defined]
+            if o.name == "llvm.store":  # type: ignore[attr-defined]
+                bits = create("llvm.bitcast", [i16], [ops[0]]).result
+                create("llvm.store", [], [bits, *ops[1:]], o)
+            else:
+                if o.name == "llvm.select":  # type: ignore[attr-defined]
+                    ops = [ops[0], *(create("llvm.bitcast", [i16], [x]).result for x in ops[1:])]
+                bits = create(o.name, [i16], ops, o).result  # type: ignore[attr-defined]
+                o.results[0].replace_all_uses_with(create("llvm.bitcast", [bf16], [bits]).result)  # type: ignore[attr-defined]
+        o.erase()  # type: ignore[attr-defined]
+    # bitcast(bitcast(x : i16 -> bf16) : bf16 -> i16) is x; bitcasts left unused go
+    casts: list[object] = []
+
+    def visit_casts(op: object) -> object:
+        if op.operation.name == "llvm.bitcast":  # type: ignore[attr-defined]
+            casts.append(op.operation)  # type: ignore[attr-defined]
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit_casts)  # type: ignore[attr-defined]
+    for o in casts:
+        src = o.operands[0]  # type: ignore[attr-defined]
+        inner = src.owner if isinstance(src, ir.OpResult) else None
+        if inner is not None and inner.name == "llvm.bitcast" and inner.operands[0].type == o.results[0].type:  # type: ignore[attr-defined]
+            o.results[0].replace_all_uses_with(inner.operands[0])  # type: ignore[attr-defined]
+    dead = True
+    while dead:
+        dead = [o for o in casts if not list(o.results[0].uses)]  # type: ignore[attr-defined]
+        for o in dead:
+            casts.remove(o)
+            o.erase()  # type: ignore[attr-defined]
+
 
 _SCALAR_CTYPES = {
     "i8": ctypes.c_int8,
@@ -117,6 +176,8 @@ def compile_kernel(kernel: Kernel) -> Compiled:
         module = _kernel_module(kernel, c_interface=True)
         try:
             m.passmanager.PassManager.parse(HOST_PIPELINE).run(module.operation)
+            _bf16_as_bits(m, module)
+            module.operation.verify()
         except m.ir.MLIRError as e:
             raise KernelError(f"lowering kernel {kernel.name!r} to LLVM failed (a tilelang bug): {e}") from None
         engine = m.execution_engine.ExecutionEngine(module, opt_level=2)
