@@ -8,7 +8,9 @@ CPU time does not count the time other processes take), peak resident
 memory of the simulation, the wall seconds of ``mode="functional"`` (up to
 2048), and the check of C against numpy: seconds it took (not part of the
 simulation time) and the largest error in units of the tolerance (<= 1
-passes). Each size runs in its own process.
+passes). Each size runs in its own process. Last, the bare engine's cost per event on this machine
+(benchmarks/timing_bench.py's ``engine_floor``: processes that only sleep), to compare runs on machines
+of different speed.
 Run: ``.venv/bin/python benchmarks/sim_bench.py [--min 256] [--max 4096]``.
 
 The design follows IRON's whole_array example: each core row gets A through
@@ -32,6 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import simulator  # noqa: E402
 import tilelang as tl  # noqa: E402
@@ -187,6 +190,11 @@ def main() -> None:
         if not r["ok"]:
             raise SystemExit(f"size {size}: C differs from numpy by {r['error']:.3f} x the tolerance")
         size *= 2
+    from timing_bench import engine_floor
+
+    per_event, _ = engine_floor(args.repeat)
+    print(f"engine alone: {per_event * 1e6:.2f} us per event ({1 / per_event:.0f} events/s: the same sleeps, "
+          "no model)")
 
 
 if __name__ == "__main__":
