@@ -241,8 +241,15 @@ AIE2_LATENCY = PipelineLatency(load=7, store=1, int_multiply=5, accumulate=3, fl
 #: II_VCONV_bf16_fp32_mv_x_srs_bf "[/*dst*/2, ...]".
 AIE2P_LATENCY = PipelineLatency(load=7, store=1, int_multiply=6, accumulate=2, float_accumulate=3, shift_round=4,
                                 convert=2)
-#: Per architecture. AIE1: AIE-ML's (estimate, unconfirmed: AIE1 has no itinerary table in llvm-aie).
-PIPELINE_LATENCY: dict[str, PipelineLatency] = {"aie1": AIE2_LATENCY, "aie2": AIE2_LATENCY, "aie2p": AIE2P_LATENCY}
+#: AIE1: AIE-ML's (estimate, unconfirmed: AIE1 has no itinerary table in llvm-aie) except a dependent float
+#: multiply-accumulate: Vitis Tutorials: AI Engine Development (XD100), the AIE IIR filter tutorial's part 2b,
+#: "Preliminaries" (https://docs.amd.com/r/en-US/Vitis-Tutorials-AI-Engine-Development/Preliminaries): "a NOP
+#: (no operation) between the VFPMAC ... mnemonics. This NOP is unavoidable as a floating-point accumulation
+#: requires two cycles".
+AIE1_LATENCY = PipelineLatency(load=7, store=1, int_multiply=5, accumulate=3, float_accumulate=2, shift_round=4,
+                               convert=2)
+#: Per architecture.
+PIPELINE_LATENCY: dict[str, PipelineLatency] = {"aie1": AIE1_LATENCY, "aie2": AIE2_LATENCY, "aie2p": AIE2P_LATENCY}
 
 #: AIE1 (xcvc1902).
 AIE1_FLOAT = FloatUnit(
