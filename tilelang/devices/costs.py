@@ -31,7 +31,7 @@ validated by it (docs/simulator.md, accuracy table, says which figures test).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -246,8 +246,7 @@ AIE2P_LATENCY = PipelineLatency(load=7, store=1, int_multiply=6, accumulate=2, f
 #: "Preliminaries" (https://docs.amd.com/r/en-US/Vitis-Tutorials-AI-Engine-Development/Preliminaries): "a NOP
 #: (no operation) between the VFPMAC ... mnemonics. This NOP is unavoidable as a floating-point accumulation
 #: requires two cycles".
-AIE1_LATENCY = PipelineLatency(load=7, store=1, int_multiply=5, accumulate=3, float_accumulate=2, shift_round=4,
-                               convert=2)
+AIE1_LATENCY = replace(AIE2_LATENCY, float_accumulate=2)
 #: Per architecture.
 PIPELINE_LATENCY: dict[str, PipelineLatency] = {"aie1": AIE1_LATENCY, "aie2": AIE2_LATENCY, "aie2p": AIE2P_LATENCY}
 

@@ -622,8 +622,8 @@ def nest_latency(members: list[KOp], ctx: OpContext) -> int:
             # step after c when c is itself accumulated
             mul = next(x for x in op.operands if isinstance(x, KOp) and x.kind in (OpKind.MUL, OpKind.MATMUL))
             acc = next((x for x in op.operands if x is not mul), None)
-            mac = unit.latency if _is_float(op) and unit is not None else lat.int_multiply
-            step = lat.float_accumulate if _is_float(op) and unit is not None else lat.accumulate
+            mac, step = ((unit.latency, lat.float_accumulate) if _is_float(op) and unit is not None
+                         else (lat.int_multiply, lat.accumulate))
             via_acc = 0 if acc is None else at(acc) + (step if isinstance(acc, KOp) and id(acc) in ctx.fused else mac)
             ready[id(op)] = max(max((at(x) for x in mul.operands), default=0) + mac, via_acc)
         else:

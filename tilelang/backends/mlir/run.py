@@ -7,9 +7,9 @@ with ``tilelang/ir/semantics.py``.
 
 bf16 on the host: arrays cross the C interface as their uint16 bit patterns
 (a memref descriptor only carries a pointer), bf16 scalars as a ``c_uint16``;
-float arithmetic on bf16 is done in f32 (``arith-emulate-unsupported-floats``),
-``arith.extf``/``arith.truncf`` to and from bf16 are expanded into integer code by
-``arith-expand{include-bf16=true}``, and the lowered module loads, stores and selects
+the emitted kernels compute bf16 in f32 (``scalar_rules``), ``arith.extf``/``arith.truncf``
+to and from bf16 are expanded into integer code by ``arith-expand{include-bf16=true}``,
+and the lowered module loads, stores and selects
 bf16 values as their i16 bit patterns (:func:`_bf16_as_bits`), so no bf16 support in
 the host CPU or its runtime library is needed (x86 code would move a bf16 value
 through an f32 register with ``__truncsfbf2``, which the JIT does not have).
@@ -38,7 +38,6 @@ HOST_PIPELINE = (
     "convert-scf-to-cf,"
     "expand-strided-metadata,"
     "lower-affine,"
-    "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32},"
     "arith-expand{include-bf16=true},"
     "convert-math-to-llvm,"
     "finalize-memref-to-llvm,"
@@ -47,12 +46,15 @@ HOST_PIPELINE = (
     "convert-func-to-llvm,"
     "reconcile-unrealized-casts)"
 )
+#: After :func:`_bf16_as_bits`: ``bitcast(bitcast(x))`` back to x's type folds to x, and unused casts go.
+FOLD = "builtin.module(canonicalize)"
 
 
 def _bf16_as_bits(m: object, module: object) -> None:
     """Carry every bf16 value of an LLVM-dialect module as its i16 bit pattern: loads, stores and selects
-    of bf16 become i16 ones, and bitcast pairs through bf16 fold away. The values are unchanged; without
-    it x86 code moves a bf16 through an f32 register and back with ``__truncsfbf2``, which the JIT lacks."""
+    of bf16 become i16 ones (the bitcast pairs through bf16 this leaves fold away in :data:`FOLD`). The values
+    are unchanged; without it x86 code moves a bf16 through an f32 register and back with ``__truncsfbf2``,
+    which the JIT lacks."""
     ir = m.ir  # type: ignore[attr-defined]
     bf16, i16 = ir.BF16Type.get(), ir.IntegerType.get_signless(16)
     work: list[object] = []
@@ -81,26 +83,6 @@ def _bf16_as_bits(m: object, module: object) -> None:
                 bits = create(o.name, [i16], ops, o).result  # type: ignore[attr-defined]
                 o.results[0].replace_all_uses_with(create("llvm.bitcast", [bf16], [bits]).result)  # type: ignore[attr-defined]
         o.erase()  # type: ignore[attr-defined]
-    # bitcast(bitcast(x : i16 -> bf16) : bf16 -> i16) is x; bitcasts left unused go
-    casts: list[object] = []
-
-    def visit_casts(op: object) -> object:
-        if op.operation.name == "llvm.bitcast":  # type: ignore[attr-defined]
-            casts.append(op.operation)  # type: ignore[attr-defined]
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit_casts)  # type: ignore[attr-defined]
-    for o in casts:
-        src = o.operands[0]  # type: ignore[attr-defined]
-        inner = src.owner if isinstance(src, ir.OpResult) else None
-        if inner is not None and inner.name == "llvm.bitcast" and inner.operands[0].type == o.results[0].type:  # type: ignore[attr-defined]
-            o.results[0].replace_all_uses_with(inner.operands[0])  # type: ignore[attr-defined]
-    dead = True
-    while dead:
-        dead = [o for o in casts if not list(o.results[0].uses)]  # type: ignore[attr-defined]
-        for o in dead:
-            casts.remove(o)
-            o.erase()  # type: ignore[attr-defined]
 
 
 _SCALAR_CTYPES = {
@@ -177,7 +159,7 @@ def compile_kernel(kernel: Kernel) -> Compiled:
         try:
             m.passmanager.PassManager.parse(HOST_PIPELINE).run(module.operation)
             _bf16_as_bits(m, module)
-            module.operation.verify()
+            m.passmanager.PassManager.parse(FOLD).run(module.operation)
         except m.ir.MLIRError as e:
             raise KernelError(f"lowering kernel {kernel.name!r} to LLVM failed (a tilelang bug): {e}") from None
         engine = m.execution_engine.ExecutionEngine(module, opt_level=2)
