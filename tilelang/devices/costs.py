@@ -227,7 +227,8 @@ class PipelineLatency:
 #: AIE-ML: [LA] aie2/AIE2Schedule.td itineraries, the result's cycle in each: II_VLDA_W, II_VLDA_CONV
 #: and II_VLDB "[7,...]"; a store's issue cycle (II_VST_W "[1,1,1]"); II_VMUL "[5,1,1,1]"; II_VMAC
 #: "[5,3,...]", result in cycle 5 and the accumulator read in cycle 3, so a dependent accumulate issues
-#: 5 - 3 + 1 = 3 cycles after; II_VMACf "[6,3,1,1,1,...]": a float one 6 - 3 + 1 = 4 after; II_VSRS
+#: 5 - 3 + 1 = 3 cycles after; II_VMACf "[6,3,1,1,1,...]" (commit 70ac20b, lines 974-975): a float one
+#: 6 - 3 + 1 = 4 after; II_VSRS
 #: "[4,...]"; II_VCONV "[2,...]".
 AIE2_LATENCY = PipelineLatency(load=7, store=1, int_multiply=5, accumulate=3, float_accumulate=4, shift_round=4,
                                convert=2)
