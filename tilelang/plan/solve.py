@@ -20,6 +20,11 @@ finish. When the net fires, the :class:`Solution` says so (``clocked``) and
 the caller reports it (:func:`warn`, and ``"time-limited"`` in the plan's
 solves), since the result may then differ on another machine.
 
+Files: a solve writes its model, its solution and its log (CBC's, through PuLP) as files. Each child
+writes them in a scratch directory of its own, which the parent removes once the child has ended,
+killed or not, and the child's orphan watch removes before it ends a child whose parent was killed:
+a killed solve leaves no file behind (PuLP deletes its files only when the solve returns).
+
 Every deadline in the planner is read from :func:`clock`;
 :func:`slowed_clock` makes that clock run fast, so a test can show a plan is
 the same on a machine many times slower.
@@ -31,6 +36,7 @@ import gc
 import multiprocessing
 import os
 import re
+import shutil
 import signal
 import tempfile
 import threading
@@ -188,23 +194,36 @@ def check_solver(solver: str) -> str:
 #: Seconds between the solver child's checks that its parent is still alive.
 ORPHAN_POLL = 0.2
 
+#: Where scratch directories are made: the system's temporary directory, as this process found it
+#: before a solver child (module docstring, "Files") pointed ``tempfile`` at its own scratch. A child's
+#: children thus get scratch directories beside its own, not inside it: each is removed by its own parent.
+_scratch_root: str | None = None
 
-def _orphan_watch(parent_pid: int) -> None:
-    """End the child's process group (the child and its solver binary) once its parent is gone.
+
+def _orphan_watch(parent_pid: int, scratch: str) -> None:
+    """End the child's process group (the child and its solver binary) once its parent is gone,
+    removing the child's scratch directory first (the parent that would have removed it is gone).
 
     The child leads its own group, so a kill of the parent's group (``tl.explore``'s time limit) does
     not reach it: without this it would run on, reparented, beside the evaluations that follow.
     """
     while os.getppid() == parent_pid:
         time.sleep(ORPHAN_POLL)
+    shutil.rmtree(scratch, ignore_errors=True)
     os.killpg(0, signal.SIGKILL)
 
 
-def _child(conn: Any, other_end: Any, job: Callable[..., Any], args: tuple) -> None:
+def _child(conn: Any, other_end: Any, job: Callable[..., Any], args: tuple, scratch: str) -> None:
     parent_pid = os.getppid()
     os.setsid()  # lead a new process group so the parent can kill the solver binary with us
     other_end.close()  # the parent's end: held here, a write to a dead parent would block, not fail
-    threading.Thread(target=_orphan_watch, args=(parent_pid,), daemon=True).start()
+    # Every temporary file of the solve goes to the scratch directory: Python's (``tempfile``) and
+    # PuLP's (its command-line solvers take their directory from TMPDIR when made).
+    global _scratch_root
+    _scratch_root = _scratch_root or tempfile.gettempdir()
+    tempfile.tempdir = scratch
+    os.environ["TMPDIR"] = os.environ["TMP"] = scratch
+    threading.Thread(target=_orphan_watch, args=(parent_pid, scratch), daemon=True).start()
 
     def report(payload: Any) -> None:
         conn.send(("progress", payload))
@@ -239,8 +258,10 @@ def run_with_deadline(job: Callable[..., Any], args: tuple, seconds: float) -> O
     """
     start = clock()
     ctx = multiprocessing.get_context("fork")
+    # the child's temporary files (module docstring, "Files"), removed below whatever became of the child
+    scratch = tempfile.mkdtemp(prefix="tilelang-solve-", dir=_scratch_root)
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, parent, job, args), daemon=True)
+    proc = ctx.Process(target=_child, args=(child, parent, job, args, scratch), daemon=True)
     # The child must never finalise objects it inherits: a foreign library's
     # destructor (the MLIR bindings' context, say) may wait on worker threads
     # that do not exist after fork, and the child would spin forever. Frozen
@@ -255,6 +276,9 @@ def run_with_deadline(job: Callable[..., Any], args: tuple, seconds: float) -> O
         if daemonic:
             me.daemon = False
         proc.start()
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
     finally:
         if daemonic:
             me.daemon = True
@@ -281,6 +305,7 @@ def run_with_deadline(job: Callable[..., Any], args: tuple, seconds: float) -> O
     finally:
         _kill(proc)
         parent.close()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _kill(proc: Any) -> None:
