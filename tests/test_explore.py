@@ -375,15 +375,17 @@ def test_cli_explore_warm_start(tmp_path, capsys):
     assert "bad.json" in capsys.readouterr().err
 
 
-def test_the_tutorial_runs(capsys):
+def test_the_tutorial_runs(capsys, tmp_path, monkeypatch):
     from test_examples import python_blocks
 
+    monkeypatch.chdir(tmp_path)  # the tutorial writes its plots in the current directory
     blocks = python_blocks(ROOT / "docs" / "explore.md")
     assert blocks
     namespace: dict = {"__name__": "doc_explore"}
     for i, code in enumerate(blocks):
         exec(compile(code, f"docs/explore.md block {i}", "exec"), namespace)  # noqa: S102 - our own docs
     assert "best:" in capsys.readouterr().out
+    assert sorted(p.name for p in (tmp_path / "explore_plots").iterdir()) == ["convergence.png", "pareto.png"]
 
 
 # -- transfer across devices -----------------------------------------------------------------
