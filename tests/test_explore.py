@@ -150,6 +150,27 @@ def test_a_trial_measures_what_plan_and_timed_simulation_give():
     assert m["peak"] == pytest.approx(128**3 / tl.device("npu1").macs_per_cycle(tl.bf16) / (4 * timed.cycles))
 
 
+def test_a_trial_whose_plan_met_a_safety_net_says_so(tmp_path):
+    # A machine 4000 times slower (the evaluation's child inherits the planner's clock): the placement ILP of
+    # a 16-core GEMM meets its wall-clock net. The trial's result may then differ on another machine: the
+    # trial says so, its table, its JSON and a resumed study too. Before, the PlanWarning went to the child's
+    # stderr and the trial looked like any other.
+    from tilelang.plan.solve import slowed_clock
+
+    space = tl.Space(tl.library.matmul, fixed={"M": 512, "K": 512, "N": 512, "in_dtype": tl.bf16, "device": "npu1"},
+                     params={"tiling.m": [32], "tiling.k": [32], "tiling.n": [32]})
+    with slowed_clock(4000):
+        ex = tl.explore(space, budget=1, seed=0, workers=1, storage=str(tmp_path / "s.db"))
+    (t,) = ex.trials
+    assert t.ok and any("safety net" in w for w in t.warnings), t.warnings
+    assert "1 trial(s) planned with warnings (trials 0)" in ex.table()
+    assert tl.Exploration.from_json(ex.to_json()).trials[0].warnings == t.warnings
+    assert tl.explore(space, budget=1, seed=0, storage=str(tmp_path / "s.db")).trials[0].warnings == t.warnings
+    # an ordinary plan issues none
+    calm = evaluate(tl.library.matmul, dict(space.fixed, tiling={"m": 32, "k": 32, "n": 32}), {"strategy": "greedy"})
+    assert calm["status"] == "ok" and calm["warnings"] == []
+
+
 def test_infeasible_points_are_recorded_never_raised():
     ex = tl.explore(gemm_space(), budget=48, seed=0, workers=2, time_limit=120)
     assert len(ex.trials) == 48  # the whole space: every point once

@@ -15,11 +15,12 @@ import multiprocessing
 import os
 import signal
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from tilelang.errors import DesignError, KernelError, ParseError, PlanError, TileLangError
+from tilelang.errors import DesignError, KernelError, ParseError, PlanError, PlanWarning, TileLangError
 
 #: Trial statuses (API.md "Explore").
 STATUSES = ("ok", "design_error", "plan_error", "sim_error", "timeout")
@@ -37,9 +38,11 @@ def evaluate(factory: Callable[..., Any], kwargs: dict[str, Any], plan_options: 
         plan_options: keyword arguments of ``tl.plan``.
 
     Returns:
-        ``{"status", "error", "metrics"}``: status one of :data:`STATUSES`, the error message
-        (None when ok), and the metrics (cycles, cores, onchip_bytes, ddr_bytes, peak,
-        wall_seconds and the seconds of each stage; only wall_seconds unless ok).
+        ``{"status", "error", "metrics", "warnings"}``: status one of :data:`STATUSES`, the error
+        message (None when ok), the metrics (cycles, cores, onchip_bytes, ddr_bytes, peak,
+        wall_seconds and the seconds of each stage; only wall_seconds unless ok), and the
+        messages of the ``tl.PlanWarning`` s issued meanwhile (a planner's wall-clock safety net
+        that fired, a fallback taken: the point's result may differ on another machine).
     """
     import tilelang as tl
     from tilelang.ir.design import Design
@@ -47,8 +50,10 @@ def evaluate(factory: Callable[..., Any], kwargs: dict[str, Any], plan_options: 
     t0 = time.perf_counter()
     stage = "design_error"
     metrics: dict[str, Any] = {}
+    caught: list[warnings.WarningMessage] = []
     try:
-        with quiet():
+        with quiet(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PlanWarning)  # each one, even one issued before in this process
             design = factory(**kwargs)
             if not isinstance(design, Design):
                 raise DesignError(f"the factory returned {type(design).__name__}, not a Design")
@@ -67,7 +72,13 @@ def evaluate(factory: Callable[..., Any], kwargs: dict[str, Any], plan_options: 
     except (Exception, SystemExit) as e:  # noqa: BLE001 - a user's factory may raise (or exit) anything; the search goes on
         status, error = stage, f"{type(e).__name__}: {e}"
     metrics["wall_seconds"] = time.perf_counter() - t0
-    return {"status": status, "error": error, "metrics": metrics}
+    notes = []
+    for w in caught:
+        if issubclass(w.category, PlanWarning):
+            notes.append(str(w.message))
+        else:  # not the trial's to keep: shown as it would have been
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return {"status": status, "error": error, "metrics": metrics, "warnings": notes}
 
 
 def _status(e: TileLangError, stage: str) -> str:
@@ -152,7 +163,7 @@ def _child(conn: Connection, task: Task, job: Callable[..., dict[str, Any]]) -> 
 
 def timeout_result(limit: float) -> dict[str, Any]:
     """The record of a point whose evaluation exceeded the time limit."""
-    return {"status": "timeout", "metrics": {"wall_seconds": limit},
+    return {"status": "timeout", "warnings": [], "metrics": {"wall_seconds": limit},
             "error": f"the evaluation exceeded the time limit of {limit:g} s and was stopped (a safety net: "
                      f"raise time_limit to evaluate this point)"}
 

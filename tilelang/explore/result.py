@@ -32,6 +32,9 @@ class Trial:
             proposed evaluated points, so the next unevaluated one was taken), "transfer" (picked
             by the warm start's surrogate), or "bound" (the bounded sweep's points without an
             estimate, taken in the order of their floors).
+        warnings: the ``tl.PlanWarning`` messages issued while the point was planned: a planner's
+            wall-clock safety net that fired or a fallback taken, so that the trial's result may
+            differ on another machine (empty for most trials).
     """
 
     number: int
@@ -42,6 +45,7 @@ class Trial:
     metrics: dict[str, Any] = field(default_factory=dict)
     prior: float | None = None
     source: str = "sampler"
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -200,10 +204,18 @@ class Exploration:
                     f"{m.get('wall_seconds', 0.0):>7.2f}  {fmt_params(t.params)}")
             if t.error:
                 line += f"\n{'':>18}{t.error.splitlines()[0][:160]}"
+            for w in t.warnings:
+                line += f"\n{'':>18}warning: {w.splitlines()[0][:160]}"
             lines.append(line)
         counts = ", ".join(f"{n} {s}" for s, n in sorted(self.counts().items()))
         lines.append(f"{len(self.trials)} trials of {self.space_size} points ({counts}); "
                      f"{self.evaluated} evaluated in {self.seconds:.1f} s on {self.backend}")
+        warned = [t.number for t in self.trials if t.warnings]
+        if warned:
+            lines.append(f"{len(warned)} trial(s) planned with warnings (trials {', '.join(map(str, warned[:10]))}"
+                         f"{', ...' if len(warned) > 10 else ''}): a planner's safety net fired or a fallback was "
+                         "taken, so their results may differ on another machine (a longer time_limit for the "
+                         "planner: fixed={'plan': {'time_limit': seconds}})")
         if self.strategy == "bound":
             what = "the front of cycles and cores is the space's" if self.front else "the best is the space's optimum"
             verdict = (f"every point was evaluated or bounded: {what}" if self.proven else
@@ -265,7 +277,8 @@ class Exploration:
         try:
             trials = [Trial(number=int(t["number"]), params=_unjson(t["params"]), status=str(t["status"]),
                             cycles=t["cycles"], error=t["error"], metrics=dict(t.get("metrics", {})),
-                            prior=t.get("prior"), source=str(t.get("source", "sampler")))
+                            prior=t.get("prior"), source=str(t.get("source", "sampler")),
+                            warnings=[str(w) for w in t.get("warnings", [])])
                       for t in record["trials"]]
             fixed = record.get("fixed")
             return cls(trials, str(record["objective"]), int(record["space_size"]), int(record["budget"]),

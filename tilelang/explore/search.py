@@ -172,7 +172,8 @@ def _record(optuna: Any, study: Any, space: Space, batch: list[tuple[Any, Key, s
     for (ft, key, source), res in zip(batch, results, strict=True):
         trial = Trial(number=len(trials), params=space.point(key), status=res["status"],
                       cycles=res["metrics"].get("cycles") if res["status"] == "ok" else None,
-                      error=res["error"], metrics=res["metrics"], prior=estimates.get(key), source=source)
+                      error=res["error"], metrics=res["metrics"], prior=estimates.get(key), source=source,
+                      warnings=list(res.get("warnings", [])))
         _tell(optuna, study, ft, trial, key, objective)
         trials.append(trial)
         done[key] = trial
