@@ -9,15 +9,13 @@ PlanError.
 from __future__ import annotations
 
 import importlib.util
-import subprocess
 import sys
-import tempfile
 from collections import Counter
 from functools import cache
 from pathlib import Path
 
 import pytest
-from zoo_support import CASES, planned, zoo
+from zoo_support import CASES, filecheck, planned, zoo
 
 import tilelang as tl
 from tilelang.backends.mlir import emit_mlir
@@ -34,13 +32,6 @@ def physical(name: str, device: str):  # noqa: ANN201 - (plan, module)
     p = planned(name, device)
     return p, emit_mlir(p, level="physical", as_module=True)
 
-
-def filecheck(checks: str, text: str) -> None:
-    tool = Path(sys.executable).parent / "filecheck"
-    with tempfile.NamedTemporaryFile("w", suffix=".checks", delete=False) as f:
-        f.write(checks)
-    res = subprocess.run([str(tool), f.name], input=text, capture_output=True, text=True)
-    assert res.returncode == 0, res.stdout + res.stderr
 
 
 def device_ops(module: object) -> list:

@@ -10,13 +10,10 @@ from __future__ import annotations
 import importlib.util
 import math
 import subprocess
-import sys
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import pytest
-from zoo_support import CASES, planned, zoo
+from zoo_support import CASES, filecheck, planned, zoo
 
 import tilelang as tl
 from tilelang.backends.mlir import emit_kernel_functions, emit_mlir
@@ -24,15 +21,6 @@ from tilelang.backends.mlir._mlir import mlir_opt_path
 from tilelang.backends.mlir.enums import AIE_DEVICE, MLIR_AIE_VERSION
 from tilelang.backends.mlir.run import HOST_PIPELINE
 from tilelang.plan import plan as make_plan
-
-
-def filecheck(checks: str, text: str) -> None:
-    """Run FileCheck ``checks`` (one pattern per line) over ``text``; fail with its report."""
-    tool = Path(sys.executable).parent / "filecheck"
-    with tempfile.NamedTemporaryFile("w", suffix=".checks", delete=False) as f:
-        f.write(checks)
-    res = subprocess.run([str(tool), f.name], input=text, capture_output=True, text=True)
-    assert res.returncode == 0, res.stdout + res.stderr
 
 
 def mlir_opt(text: str, *args: str) -> subprocess.CompletedProcess:

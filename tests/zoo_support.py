@@ -1,11 +1,13 @@
-"""The MLIR tests' design zoo (tests/mlir/zoo.py), loaded once, and its plans.
+"""The MLIR tests' design zoo (tests/mlir/zoo.py), loaded once, and its plans; FileCheck.
 
 tests/mlir has no __init__.py (it would shadow the real ``mlir`` package), so
 the zoo is loaded by path.
 """
 
 import importlib.util
+import subprocess
 import sys
+import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -33,3 +35,13 @@ CASES = [(name, dev) for name, (_, devs) in zoo.ZOO.items() for dev in devs]
 def planned(name: str, device: str):  # noqa: ANN201 - a Plan
     """The greedy plan of zoo design ``name`` on ``device`` (cached: plans are immutable)."""
     return make_plan(zoo.ZOO[name][0](device=device), strategy="greedy")
+
+
+def filecheck(checks: str, text: str) -> None:
+    """Run FileCheck ``checks`` (one pattern per line) over ``text``; fail with its report."""
+    tool = Path(sys.executable).parent / "filecheck"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "checks"
+        path.write_text(checks)
+        res = subprocess.run([str(tool), str(path)], input=text, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
