@@ -316,6 +316,146 @@ def test_resume_from_storage(tmp_path, suffix):
     assert len({json.dumps(t.to_dict()["params"], sort_keys=True) for t in more.trials}) == 8
 
 
+_SHARED_SEARCH = """
+import json, sys, time
+import tilelang as tl
+{factory}
+params = {{"tiling.m": [32, 48, 64, 128], "tiling.k": [32, 128], "tiling.n": [32, 64, 128], "cores": [(1, 1), (2, 2)]}}
+fixed = {{"M": 128, "K": 128, "N": 128, "in_dtype": tl.bf16, "device": "npu1", "plan": {{"strategy": "greedy"}}}}
+ex = tl.explore(tl.Space(factory, fixed=fixed, params=params), budget=int(sys.argv[2]), seed=0, workers=1,
+                storage=sys.argv[1])
+print(json.dumps({{"evaluated": ex.evaluated,
+                  "points": sorted(json.dumps(t.to_dict()["params"], sort_keys=True) for t in ex.trials)}}))
+"""
+
+
+def _stored_points(path: Path) -> list[tuple]:
+    """The points of every evaluated trial a storage holds (one entry per evaluation)."""
+    import optuna
+
+    storage = (f"sqlite:///{path}" if path.suffix == ".db" else
+               optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(str(path))))
+    out = []
+    for summary_ in optuna.get_all_study_summaries(storage):
+        study = optuna.load_study(study_name=summary_.study_name, storage=storage)
+        out += [tuple(t.user_attrs["tilelang"]["key"]) for t in study.trials if "tilelang" in t.user_attrs]
+    return out
+
+
+@pytest.mark.parametrize("suffix", [".db", ".journal"])
+def test_searches_running_at_once_share_one_study(tmp_path, suffix):
+    # Three searches started together on one new storage share the budget: every point is evaluated once,
+    # the three evaluate 10 in all, and each returns the study's 10 trials. Before, the SQLite ones failed
+    # ("table studies already exists": Optuna's tables made twice), and each search evaluated its own
+    # budget, most points two or three times, as each failed the others' trials in flight for abandoned.
+    import subprocess
+    import sys
+
+    script = _SHARED_SEARCH.format(factory="factory = tl.library.matmul")
+    path = tmp_path / f"study{suffix}"
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(path), "10"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err[-2000:] for _, err in outs]
+    results = [json.loads(out) for out, _ in outs]
+    assert sum(r["evaluated"] for r in results) == 10
+    assert all(len(r["points"]) == 10 and r["points"] == results[0]["points"] for r in results)
+    stored = _stored_points(path)
+    assert len(stored) == len(set(stored)) == 10
+
+
+def test_a_search_killed_mid_evaluation_leaves_its_points_to_the_next(tmp_path, monkeypatch):
+    # A search killed while it evaluates leaves trials in flight; the next search on the storage finds their
+    # process gone, fails them and evaluates their points (at once: no heartbeat to wait out on this machine).
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    import optuna
+
+    # the same factory in both processes (a module of its own: the study's name holds its code), slow in the first
+    (tmp_path / "slow_factory.py").write_text(
+        "import os, time\nimport tilelang as tl\n\n\ndef factory(**kw):\n"
+        "    if os.environ.get('SLOW_FACTORY'):\n        time.sleep(60)\n    return tl.library.matmul(**kw)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from slow_factory import factory
+
+    path = tmp_path / "study.db"
+    proc = subprocess.Popen([sys.executable, "-c", _SHARED_SEARCH.format(factory="from slow_factory import factory"),
+                             str(path), "3"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, cwd=tmp_path,
+                            env={**os.environ, "SLOW_FACTORY": "1",
+                                 "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])})
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # until its first batch is asked and claimed
+            assert time.monotonic() < deadline, "the search never asked a point"
+            time.sleep(0.5)
+            if not path.exists():
+                continue
+            try:
+                summaries = optuna.get_all_study_summaries(f"sqlite:///{path}")
+                study = optuna.load_study(study_name=summaries[0].study_name, storage=f"sqlite:///{path}")
+            except Exception:  # noqa: BLE001 - the tables are being made
+                continue
+            running = [t for t in study.trials if t.state == optuna.trial.TrialState.RUNNING
+                       and "tilelang_claim" in t.user_attrs]
+            if len(running) == 3:
+                break
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    space = tl.Space(factory, fixed=FIXED, params={"tiling.m": [32, 48, 64, 128], "tiling.k": [32, 128],
+                                                   "tiling.n": [32, 64, 128], "cores": [(1, 1), (2, 2)]})
+    import importlib
+
+    search = importlib.import_module("tilelang.explore.search")
+    stuck = {t.number for t in running}
+
+    def hung(*_):  # noqa: ANN002 - a signal handler
+        raise AssertionError("the search waited on the killed search's trials")
+
+    # No heartbeat runs out here: the killed search's trials are known abandoned by their process alone.
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(120)
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(search, "GRACE", 1e9)
+            ex = tl.explore(space, budget=3, seed=0, workers=1, storage=str(path))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert ex.evaluated == 3 and len(ex.trials) == 3
+    study = optuna.load_study(study_name=summaries[0].study_name, storage=f"sqlite:///{path}")
+    assert {t.number for t in study.trials if t.state == optuna.trial.TrialState.FAIL} >= stuck
+    assert not [t for t in study.trials if t.state == optuna.trial.TrialState.RUNNING]
+
+
+def test_a_trial_in_flight_is_abandoned_when_its_search_is_gone_or_silent():
+    import os
+    import socket
+
+    from tilelang.explore.search import GRACE, _abandoned
+
+    now = time.time()
+    here, there = socket.gethostname(), "another-machine"
+    assert not _abandoned({"host": there, "pid": 1, "at": now - GRACE / 2}, now, now)
+    assert _abandoned({"host": there, "pid": 1, "at": now - 2 * GRACE}, now, now)
+    assert not _abandoned({"host": here, "pid": os.getppid(), "at": now}, now, now)  # a live process here
+    assert _abandoned({"host": here, "pid": os.getpid(), "at": now}, now, now)  # this one: an earlier call
+    import subprocess
+    import sys
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    assert _abandoned({"host": here, "pid": int(gone.stdout), "at": now}, now, now)  # (its pid is free now)
+    assert not _abandoned(None, now, now - 1)  # asked a moment ago, not claimed yet
+    assert _abandoned(None, now, now - 2 * GRACE)
+    assert _abandoned({"host": here, "pid": "x"}, now, now)
+
+
 def test_ray_backend_gives_the_local_trials():  # 7 s on an idle 2-core machine (starting Ray), 22 s under load
     pytest.importorskip("ray")
     sp = gemm_space()

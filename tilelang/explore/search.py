@@ -33,9 +33,12 @@ seeded state, which may differ from an uninterrupted run's.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import socket
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Collection, Sequence
@@ -54,6 +57,22 @@ BATCH = 4
 MAX_MISSES = 16
 #: Share of the budget given to the prior's best-ranked points.
 PRIOR_SHARE = 0.25
+#: A shared study (``storage=`` used by several searches at once): seconds between the heartbeats of a
+#: search's trials in flight, by which the other searches see them alive.
+HEARTBEAT = 30.0
+#: A trial in flight whose search's heartbeat is older than this (or whose search's process on this machine
+#: is gone) was abandoned: it is failed and its point can be asked again.
+GRACE = 4 * HEARTBEAT
+#: Seconds a search waits before looking again when the rest of its budget is in flight in other searches.
+POLL = 1.0
+#: A trial being asked before this one in a shared study, its point not written yet: looks again, so often,
+#: before giving way.
+ASKING_WAITS = 40
+ASKING_POLL = 0.05
+#: Seconds a search of a shared study lets claims land before it reads whose a trial it just claimed is.
+CLAIM_SETTLE = 0.1
+#: The user attribute of a trial in flight: which search asked it ({host, pid, at: its last heartbeat}).
+CLAIM = "tilelang_claim"
 #: The user attribute holding a trial's record in the Optuna study.
 ATTR = "tilelang"
 
@@ -124,6 +143,7 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
         sampler = optuna.samplers.TPESampler(seed=seed, multivariate=True, constant_liar=True)
     study, trials, done = _open_study(optuna, f"tilelang-{space.describe()}-{objective}-seed{seed}", storage,
                                       sampler, space)
+    shared = storage is not None  # (a study in memory has no other search)
     warm_n = min(want, max(1, math.ceil(want * PRIOR_SHARE)))
     if not study.trials and warm is None and strategy == "sample":
         for k in order[: min(len(order), warm_n)]:
@@ -131,7 +151,7 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
     if strategy == "bound":
         try:
             sweep = _BoundSweep(space, order, estimates, workers, time_limit, front)
-            evaluated = sweep.run(optuna, study, dists, runner, trials, done, want, progress, objective)
+            evaluated = sweep.run(optuna, study, dists, runner, trials, done, want, progress, objective, shared)
         finally:
             close()
         return Exploration(trials, objective, len(keys), budget, seed, backend_name, evaluated,
@@ -142,7 +162,12 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
     evaluated = 0
     try:
         while len(done) < want:
-            n = min(BATCH, want - len(done))
+            # a shared study: the trials other searches finished join ours; their points in flight are not asked
+            claimed = _sync(optuna, study, space, trials, done) if shared else set()
+            n = min(BATCH, want - len(done) - len(claimed))
+            if n <= 0 and claimed:  # the rest of the budget is in flight in other searches
+                time.sleep(POLL)
+                continue
             if warm is not None and len(done) < warm_n:
                 n = min(n, warm_n - len(done))
                 # with a prior, its best unevaluated points take the first half of the batch (rounded down:
@@ -151,8 +176,13 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
                 picks = _transfer_batch(space, features, warm, done, objective, n - len(ranked), set(ranked))
                 for k, source in [*((k, "prior") for k in ranked), *((k, "transfer") for k in picks)]:
                     study.enqueue_trial(dict(zip(names, k, strict=True)), user_attrs={"source": source})
-            batch = _ask(optuna, study, dists, names, space, done, fallback, n)
-            _record(optuna, study, space, batch, runner, trials, done, estimates, objective)
+            batch = _ask(optuna, study, dists, names, space, done, fallback, n, claimed, want if shared else None)
+            if not batch:  # every point left is evaluated or in flight elsewhere (or the budget spoken for)
+                if not (shared and _sync(optuna, study, space, trials, done)):
+                    break
+                time.sleep(POLL)
+                continue
+            _record(optuna, study, space, batch, runner, trials, done, estimates, objective, shared)
             evaluated += len(batch)
             if progress is not None:
                 ex = Exploration(trials, objective, len(keys), budget, seed, backend_name)
@@ -166,15 +196,17 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
 
 def _record(optuna: Any, study: Any, space: Space, batch: list[tuple[Any, Key, str]],
             runner: Callable[[list[Task]], list[dict]], trials: list[Trial], done: dict[Key, Trial],
-            estimates: dict[Key, float | None], objective: str) -> None:
-    """Evaluate a batch of asked points and record each as a trial (in the study too), in the order asked."""
-    results = _evaluate(runner, space, [k for _, k, _ in batch])
+            estimates: dict[Key, float | None], objective: str, shared: bool = False) -> None:
+    """Evaluate a batch of asked points and record each as a trial (in the study too), in the order asked.
+    In a shared study the batch's trials send heartbeats while they are evaluated (:data:`HEARTBEAT`)."""
+    with _heartbeat([ft for ft, _, _ in batch]) if shared else contextlib.nullcontext():
+        results = _evaluate(runner, space, [k for _, k, _ in batch])
     for (ft, key, source), res in zip(batch, results, strict=True):
         trial = Trial(number=len(trials), params=space.point(key), status=res["status"],
                       cycles=res["metrics"].get("cycles") if res["status"] == "ok" else None,
                       error=res["error"], metrics=res["metrics"], prior=estimates.get(key), source=source,
                       warnings=list(res.get("warnings", [])))
-        _tell(optuna, study, ft, trial, key, objective)
+        _store(optuna, study, ft, trial, key, objective)
         trials.append(trial)
         done[key] = trial
 
@@ -290,8 +322,10 @@ class _BoundSweep:
         return out
 
     def run(self, optuna: Any, study: Any, dists: dict, runner: Callable[[list[Task]], list[dict]],
-            trials: list[Trial], done: dict[Key, Trial], want: int, progress: Progress | None, objective: str) -> int:
-        """Evaluate up to ``want`` trials in all; returns the evaluations run."""
+            trials: list[Trial], done: dict[Key, Trial], want: int, progress: Progress | None, objective: str,
+            shared: bool = False) -> int:
+        """Evaluate up to ``want`` trials in all; returns the evaluations run (a shared study's trials in flight
+        carry heartbeats, but the sweep's order is its own: two sweeps of one study may both evaluate a point)."""
         names = self.space.names
         evaluated = 0
         while len(done) < want:
@@ -302,8 +336,8 @@ class _BoundSweep:
             batch = []
             for k in keys:
                 source = "prior" if self.estimates.get(k) is not None else "bound"
-                batch.append((_ask_exact(optuna, study, dists, names, k, source), k, source))
-            _record(optuna, study, self.space, batch, runner, trials, done, self.estimates, objective)
+                batch.append((_ask_exact(optuna, study, dists, names, k, source, shared), k, source))
+            _record(optuna, study, self.space, batch, runner, trials, done, self.estimates, objective, shared)
             evaluated += len(batch)
             if progress is not None:
                 ok = [t.cycles for t in done.values() if t.ok and t.cycles is not None]
@@ -326,14 +360,21 @@ def _no_design() -> None:
     raise TileLangError("the point's arguments cannot be formed")
 
 
-def _ask_exact(optuna: Any, study: Any, dists: dict, names: list[str], key: Key, source: str) -> Any:
+def _ask_exact(optuna: Any, study: Any, dists: dict, names: list[str], key: Key, source: str,
+               shared: bool = False) -> Any:
     """A study trial for exactly ``key`` (trials an earlier run left waiting in the study are failed first)."""
     study.enqueue_trial(dict(zip(names, key, strict=True)), user_attrs={"source": source})
     while True:
-        ft = study.ask(dists)
+        try:
+            ft = study.ask(dists)
+        except optuna.exceptions.UpdateFinishedTrialError:  # (see _ask)
+            continue
         if tuple(ft.params[name] for name in names) == key:
+            if shared and not _claim(ft):  # (another search popped this waiting trial and finished it)
+                study.enqueue_trial(dict(zip(names, key, strict=True)), user_attrs={"source": source})
+                continue
             return ft
-        study.tell(ft, state=optuna.trial.TrialState.FAIL)
+        _tell(optuna, study, ft, state=optuna.trial.TrialState.FAIL)
 
 
 def _warm_observations(warm_start: Sequence[Exploration] | None, objective: str) -> list[Any] | None:
@@ -444,9 +485,14 @@ def _open_study(optuna: Any, name: str, storage: str | os.PathLike | None, sampl
         TileLangError: the storage cannot be opened or read, naming it and the cause.
     """
     try:
-        study = optuna.create_study(study_name=name, storage=_storage(optuna, storage), sampler=sampler,
-                                    direction="minimize", load_if_exists=True)
-        return (study, *_resume(optuna, study, space))
+        where = _storage(optuna, storage)
+        with _creation_lock(storage):
+            study = optuna.create_study(study_name=name, storage=where, sampler=sampler,
+                                        direction="minimize", load_if_exists=True)
+        trials: list[Trial] = []
+        done: dict[Key, Trial] = {}
+        _sync(optuna, study, space, trials, done)
+        return study, trials, done
     except TileLangError:
         raise
     except Exception as e:  # noqa: BLE001 - optuna's and its database's own errors, for one storage
@@ -471,45 +517,167 @@ def _storage(optuna: Any, storage: str | os.PathLike | None) -> Any:
         what = "is a directory" if os.path.isdir(text) else f"is in a directory that does not exist ({folder})"
         raise TileLangError(f"explore: storage {text!r} {what}; give a file path (.db for SQLite, else a journal)")
     if text.endswith((".db", ".sqlite", ".sqlite3")):
-        return f"sqlite:///{os.path.abspath(text)}"
+        # several searches may share the file: a writer waits up to a minute for another's transaction; the
+        # first to open a new file makes Optuna's tables while the others wait (:func:`_creation_lock`)
+        with _creation_lock(text):
+            return optuna.storages.RDBStorage(f"sqlite:///{os.path.abspath(text)}",
+                                              engine_kwargs={"connect_args": {"timeout": 60}})
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend
 
     return JournalStorage(JournalFileBackend(os.path.abspath(text)))
 
 
-def _resume(optuna: Any, study: Any, space: Space) -> tuple[list[Trial], dict[Key, Trial]]:
-    """The trials a stored study already holds; runs cut off mid-evaluation are marked failed."""
+@contextlib.contextmanager
+def _creation_lock(storage: str | os.PathLike | None) -> Any:
+    """Hold an exclusive lock on an SQLite storage file while Optuna opens it and creates or loads the study:
+    two searches starting together on a new file would otherwise both create Optuna's tables, and one would
+    fail ("table studies already exists", optuna/optuna issue 1092). Journals lock themselves."""
+    text = os.fsdecode(os.fspath(storage)) if isinstance(storage, str | os.PathLike) else ""
+    if not text.endswith((".db", ".sqlite", ".sqlite3")) or "://" in text:
+        yield
+        return
+    try:
+        import fcntl
+    except ImportError:  # (no advisory locks on this system: searches sharing a new file start one at a time)
+        yield
+        return
+    with open(text, "a") as fh:  # (an empty file is a new SQLite database)
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _me() -> dict[str, Any]:
+    return {"host": socket.gethostname(), "pid": os.getpid()}
+
+
+def _claim(ft: Any) -> bool:
+    """Mark a trial in flight as this search's, now (its heartbeat); False if it is finished already (in a
+    shared study another search failed it for abandoned, or asked the same waiting trial and finished it)."""
+    try:
+        ft.set_user_attr(CLAIM, {**_me(), "at": time.time()})
+    except Exception as e:  # noqa: BLE001 - optuna's UpdateFinishedTrialError, imported lazily with optuna
+        if type(e).__name__ != "UpdateFinishedTrialError":
+            raise
+        return False
+    return True
+
+
+def _abandoned(claim: Any, now: float, started: float, between_batches: bool = True) -> bool:
+    """Whether a trial in flight (asked at ``started``) was abandoned: its search's heartbeat is older than
+    :data:`GRACE`, or its search ran on this machine in a process that is gone, or in this one
+    (``between_batches``: this search has none in flight, so it is an earlier call's that stopped). A trial
+    not claimed yet (asked a moment ago) is abandoned once as old as that."""
+    if not isinstance(claim, dict):
+        return now - started > GRACE
+    try:
+        at, pid = float(claim["at"]), int(claim["pid"])
+    except (KeyError, TypeError, ValueError):
+        return True
+    if claim.get("host") == socket.gethostname():
+        if pid == os.getpid():
+            return between_batches
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except (PermissionError, OverflowError):
+            pass  # alive (another user's), or no such pid here
+    return now - at > GRACE
+
+
+@contextlib.contextmanager
+def _heartbeat(fts: list[Any]) -> Any:
+    """While the block runs, renew the claims of trials ``fts`` every :data:`HEARTBEAT` seconds."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(HEARTBEAT):
+            for ft in fts:
+                with contextlib.suppress(Exception):  # a storage hiccup: the next beat tries again
+                    _claim(ft)
+
+    thread = threading.Thread(target=beat, name="tilelang-explore-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _sync(optuna: Any, study: Any, space: Space, trials: list[Trial], done: dict[Key, Trial]) -> set[Key]:
+    """Bring the study's finished trials not yet in ``done`` into ``trials`` and ``done`` (a resumed study's,
+    or another search's of a shared one), in the order of their numbers (then as asked: two searches of a
+    shared study number theirs alike), numbered on from ``trials``; fail
+    the trials in flight that were abandoned (:func:`_abandoned`: a search cut off mid-evaluation); return
+    the points of the others in flight (another search is evaluating them)."""
     state = optuna.trial.TrialState
-    done: dict[Key, Trial] = {}
-    for ft in study.trials:
+    now = time.time()
+    new: list[tuple[int, Key, dict[str, Any]]] = []
+    claimed: set[Key] = set()
+    for ft in study.get_trials(deepcopy=False):
         if ft.state == state.RUNNING:
-            study.tell(ft.number, state=state.FAIL)
+            started = ft.datetime_start.timestamp() if ft.datetime_start is not None else now
+            if _abandoned(ft.user_attrs.get(CLAIM), now, started):
+                _tell(optuna, study, ft.number, state=state.FAIL)
+            elif all(name in ft.params for name in space.names):
+                claimed.add(tuple(ft.params[name] for name in space.names))
         elif ATTR in ft.user_attrs:
             record = dict(ft.user_attrs[ATTR])
             key = tuple(record.pop("key"))
-            done[key] = Trial(params=space.point(key), **record)
-    trials = sorted(done.values(), key=lambda t: t.number)
-    return trials, done
+            if key not in done:
+                new.append(((record.get("number", 0), *_asked(ft)), key, record))
+    for _, key, record in sorted(new, key=lambda x: x[0]):
+        if key in done:  # (two searches of a shared study both evaluated it: the first told is kept)
+            continue
+        record["number"] = len(trials)
+        t = Trial(params=space.point(key), **record)
+        trials.append(t)
+        done[key] = t
+    return claimed - set(done)
 
 
 def _ask(optuna: Any, study: Any, dists: dict, names: list[str], space: Space, done: dict[Key, Trial],
-         fallback: list[Key], n: int) -> list[tuple[Any, Key, str]]:
-    """``n`` new points from the study, in the order asked."""
+         fallback: list[Key], n: int, claimed: Collection[Key] = (), want: int | None = None) -> list[tuple[Any, Key, str]]:
+    """``n`` new points from the study, in the order asked.
+
+    In a shared study (``want``: the budget, given only then) ``claimed`` are the points in flight in other
+    searches, and each asked trial is claimed for this search, then given up if it is contested
+    (:func:`_contested`): the batch ends early when the budget is spoken for.
+    """
     state = optuna.trial.TrialState
     batch: list[tuple[Any, Key, str]] = []
+    skip = set(claimed)
     misses = 0
     while len(batch) < n:
-        ft = study.ask(dists)
+        try:
+            ft = study.ask(dists)
+        except optuna.exceptions.UpdateFinishedTrialError:  # (a shared study: another search popped the same
+            continue                                        # waiting trial and finished it first)
         key = tuple(ft.params[name] for name in names)
-        taken = key in done or any(key == k for _, k, _ in batch)
+        taken = key in done or key in skip or any(key == k for _, k, _ in batch)
+        if not taken and want is not None and space.contains(key):
+            why = _contested(optuna, study, ft, key, names, want) if _claim(ft) else "theirs"
+            if why == "theirs":  # another search asked this very trial too (a waiting one): it is theirs
+                misses += 1
+                continue
+            if why == "budget":
+                _tell(optuna, study, ft, state=state.FAIL)
+                break
+            if why == "point":
+                skip.add(key)
+                taken = True
         if taken or not space.contains(key):
             # a repeat teaches nothing (failed trials are ignored); a point outside the constraint is pruned
-            study.tell(ft, state=state.FAIL if taken else state.PRUNED)
+            _tell(optuna, study, ft, state=state.FAIL if taken else state.PRUNED)
             misses += 1
             if misses >= MAX_MISSES:
                 pending = {k for _, k, _ in batch}
-                nxt = next((k for k in fallback if k not in done and k not in pending), None)
+                nxt = next((k for k in fallback if k not in done and k not in pending and k not in skip), None)
                 if nxt is None:
                     break
                 study.enqueue_trial(dict(zip(names, nxt, strict=True)), user_attrs={"source": "fallback"})
@@ -518,6 +686,57 @@ def _ask(optuna: Any, study: Any, dists: dict, names: list[str], space: Space, d
         batch.append((ft, key, ft.user_attrs.get("source", "sampler")))
         misses = 0
     return batch
+
+
+def _asked(t: Any) -> tuple[float, int]:
+    """When a trial was asked, as every search of a shared study orders them alike: its start (a trial waiting
+    in the study keeps the number it was enqueued with, so numbers are not the order asked), then its number."""
+    return (t.datetime_start.timestamp() if t.datetime_start is not None else math.inf, t.number)
+
+
+def _contested(optuna: Any, study: Any, ft: Any, key: Key, names: list[str], want: int) -> str | None:
+    """Whether a trial just claimed in a shared study must give way, as every search decides alike by the
+    order the study asked its trials in (:func:`_asked`): "point" when its point is evaluated already or in flight in a trial
+    asked before it (two searches asked it at once), "budget" when the points evaluated and in flight in
+    trials asked before it fill the budget, "theirs" when the trial itself is another search's (two searches
+    popped the same waiting trial, and the other's claim came last); else None."""
+    state = optuna.trial.TrialState
+    me = _me()
+    # Two searches that popped the same waiting trial both claim it within milliseconds, and the last claim
+    # stays: let it land before reading whose the trial is.
+    time.sleep(CLAIM_SETTLE)
+    mine = _asked(study.get_trials(deepcopy=False)[ft.number])
+    for _ in range(ASKING_WAITS + 1):
+        now = time.time()
+        evaluated: set[Key] = set()
+        ahead: set[Key] = set()
+        asking = False  # a trial asked before this one whose point is not written yet
+        for t in study.get_trials(deepcopy=False):
+            if t.number == ft.number:
+                claim = t.user_attrs.get(CLAIM)
+                if (t.state != state.RUNNING or not isinstance(claim, dict)
+                        or any(claim.get(k) != v for k, v in me.items())):
+                    return "theirs"
+                continue
+            if t.state != state.RUNNING:
+                if ATTR in t.user_attrs:
+                    evaluated.add(tuple(t.user_attrs[ATTR]["key"]))
+            elif _asked(t) < mine:
+                started = t.datetime_start.timestamp() if t.datetime_start is not None else now
+                if _abandoned(t.user_attrs.get(CLAIM), now, started, between_batches=False):
+                    continue
+                if all(name in t.params for name in names):
+                    ahead.add(tuple(t.params[name] for name in names))
+                else:
+                    asking = True
+        if key in evaluated or key in ahead:
+            return "point"
+        if len(evaluated | ahead) >= want:
+            return "budget"
+        if not asking:
+            return None
+        time.sleep(ASKING_POLL)  # (an ask writes its point within milliseconds)
+    return "point"  # (still not written: give way, the point can be asked again)
 
 
 def _evaluate(runner: Callable[[list[Task]], list[dict]], space: Space, keys: Sequence[Key]) -> list[dict]:
@@ -536,17 +755,27 @@ def _evaluate(runner: Callable[[list[Task]], list[dict]], space: Space, keys: Se
     return [r if r is not None else next(out) for r in results]
 
 
-def _tell(optuna: Any, study: Any, ft: Any, trial: Trial, key: Key, objective: str) -> None:
+def _store(optuna: Any, study: Any, ft: Any, trial: Trial, key: Key, objective: str) -> None:
     """Store the trial's record (its point as choice indices) and tell the sampler its value."""
     record = trial.to_dict()
     del record["params"]
     record["key"] = list(key)
-    ft.set_user_attr(ATTR, record)
     value = trial.value(objective)
+    # In a shared study another search may have taken this one for abandoned (its heartbeat was late) and
+    # failed it: the trial is then this search's alone (the study keeps whatever that search evaluates).
+    with contextlib.suppress(optuna.exceptions.UpdateFinishedTrialError):
+        ft.set_user_attr(ATTR, record)
     if trial.ok and math.isfinite(value):
-        study.tell(ft, value)
+        _tell(optuna, study, ft, values=value)
     else:
-        study.tell(ft, state=optuna.trial.TrialState.PRUNED)
+        _tell(optuna, study, ft, state=optuna.trial.TrialState.PRUNED)
+
+
+def _tell(optuna: Any, study: Any, trial: Any, **what: Any) -> None:
+    """``study.tell(trial, **what)``, skipped when the trial is finished already: in a shared study another
+    search may have failed it for abandoned (:func:`_sync`), or finished it just before."""
+    with contextlib.suppress(optuna.exceptions.UpdateFinishedTrialError):  # (finished between check and write)
+        study.tell(trial, skip_if_finished=True, **what)
 
 
 # -- backends ----------------------------------------------------------------------------------
