@@ -550,6 +550,40 @@ def test_physical_module_computes_the_design(name: str, device: str, seed: int) 
     assert_outputs(got, want, 1e-2 if name == "gemm" else 0.0)
 
 
+def test_affine_arguments_beyond_64_bits_are_emitted_modulo_their_width() -> None:
+    """Coefficients an index constant cannot hold: the argument is the sum wrapped to its dtype, so they are
+    emitted modulo 2**64 (fuzz_bench --seed 23 made loop_affine's i8 coefficient -2**63: a raw TypeError from
+    the bindings). 2**63 + 4 and 5 - 2**63 are 4 and 5 modulo an i32's and an i8's width: numpy's oracle for
+    loop_affine holds, for the executed module and the simulator alike."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from tilelang.ir.design import AffineArg, Call, Loop
+
+    def with_args(body, args):  # noqa: ANN001, ANN202
+        return tuple(Call(s.kernel, args) if isinstance(s, Call) else
+                     Loop(s.start, s.stop, s.step, with_args(s.body, args)) if isinstance(s, Loop) else s for s in body)
+
+    def calls(body):  # noqa: ANN001, ANN202
+        for s in body:
+            if isinstance(s, Call):
+                yield s
+            elif isinstance(s, Loop):
+                yield from calls(s.body)
+
+    d = zoo.loop_affine("npu1")
+    (call,) = list(calls(d.cores[0].body))
+    args = (*call.args[:2], AffineArg(((0, 2**63 + 4), (1, 1)), 2**64, tl.i32),
+            AffineArg(((1, 5 - 2**63),), 120 - 2**70, tl.i8))
+    d2 = replace(d, cores=(replace(d.cores[0], body=with_args(d.cores[0].body, args)),))
+    p = make_plan(d2, strategy="greedy")
+    module = emit_mlir(p, level="physical", as_module=True)
+    inputs, want = zoo.oracle("loop_affine", d, np.random.default_rng(0))
+    assert_outputs(interp.run_physical(module, p.design, inputs, seed=0), want)
+    np.testing.assert_array_equal(tl.simulate(p, **inputs).outputs["C"], want["C"])
+
+
 def _rotation(device: str):  # noqa: ANN202
     """Fifos of depth 3 and 5 over 30 iterations: a 15-iteration rotation, beyond the unroll limit."""
 
