@@ -383,13 +383,14 @@ def test_a_search_killed_mid_evaluation_leaves_its_points_to_the_next(tmp_path, 
 
     path = tmp_path / "study.db"
     proc = subprocess.Popen([sys.executable, "-c", _SHARED_SEARCH.format(factory="from slow_factory import factory"),
-                             str(path), "3"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             str(path), "3"], stdout=subprocess.DEVNULL, stderr=(tmp_path / "err").open("w"),
                             start_new_session=True, cwd=tmp_path,
                             env={**os.environ, "SLOW_FACTORY": "1",
                                  "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])})
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 300  # (its start-up alone takes half a minute on a loaded machine)
         while True:  # until its first batch is asked and claimed
+            assert proc.poll() is None, (tmp_path / "err").read_text()[-2000:]
             assert time.monotonic() < deadline, "the search never asked a point"
             time.sleep(0.5)
             if not path.exists():
