@@ -30,7 +30,8 @@ def add_parser(sub: Any) -> None:
                    help="local: a process pool on this machine; ray: Ray tasks (a local instance, or --address)")
     x.add_argument("--workers", type=int, default=None, help="evaluations at once (default: the cores)")
     x.add_argument("--address", default=None, help="Ray cluster to join (default: a local instance)")
-    x.add_argument("--storage", default=None, help="study file to keep and resume (.db: SQLite, else a journal)")
+    x.add_argument("--storage", default=None, help="study file to keep and resume (.db: SQLite, else a journal); searches of the same space and "
+                   "seed running at once on one file share its budget")
     x.add_argument("--time-limit", type=float, default=None, help="seconds per evaluation (then: timeout)")
     x.add_argument("--out", default="explore", help="directory for convergence.png and pareto.png")
     x.add_argument("--top", type=positive_int, default=20, help="rows of the final table")

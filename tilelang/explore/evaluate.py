@@ -175,14 +175,29 @@ def run_children(tasks: Sequence[Task], workers: int, time_limit: float | None,
     ctx = multiprocessing.get_context("fork")
     results: list[dict[str, Any] | None] = [None] * len(tasks)
     running: dict[Connection, tuple[int, Any, float]] = {}
+    try:
+        _run(ctx, tasks, workers, time_limit, job, results, running)
+    except BaseException:
+        # Ctrl-C (or any error here): the children lead their own process groups, so the terminal's interrupt
+        # does not reach them, and multiprocessing would wait for them at exit. End them now.
+        for conn, (_, proc, _) in running.items():
+            _kill(proc)
+            conn.close()
+        raise
+    return results  # type: ignore[return-value]
+
+
+def _run(ctx: Any, tasks: Sequence[Task], workers: int, time_limit: float | None, job: Callable[..., dict[str, Any]],
+         results: list[dict[str, Any] | None], running: dict[Connection, tuple[int, Any, float]]) -> None:
+    """:func:`run_children`'s loop: fills ``results``; ``running`` holds the children in flight."""
     nxt = 0
     while nxt < len(tasks) or running:
         while nxt < len(tasks) and len(running) < workers:
             recv, send = ctx.Pipe(duplex=False)
             proc = ctx.Process(target=_child, args=(send, tasks[nxt], job), daemon=False)
             proc.start()
-            send.close()
             running[recv] = (nxt, proc, time.monotonic())
+            send.close()
             nxt += 1
         timeout = None
         if time_limit is not None:
@@ -206,7 +221,6 @@ def run_children(tasks: Sequence[Task], workers: int, time_limit: float | None,
                     running.pop(conn)
                     conn.close()
                     results[i] = timeout_result(time_limit)
-    return results  # type: ignore[return-value]
 
 
 def _kill(proc: Any) -> None:

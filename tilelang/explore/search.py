@@ -818,6 +818,16 @@ def _ray_runner(workers: int | None, time_limit: float | None, address: str | No
     def run(tasks: list[Task]) -> list[dict]:
         results: list[dict | None] = [None] * len(tasks)
         running: dict[Any, tuple[int, float]] = {}
+        try:
+            fill(tasks, results, running)
+        except BaseException:  # Ctrl-C (or any error here): the tasks in flight would run on in the cluster
+            for ref in running:
+                with contextlib.suppress(Exception):
+                    ray.cancel(ref, force=True)
+            raise
+        return results  # type: ignore[return-value]
+
+    def fill(tasks: list[Task], results: list[dict | None], running: dict[Any, tuple[int, float]]) -> None:
         nxt = 0
         while nxt < len(tasks) or running:
             while nxt < len(tasks) and len(running) < n:
@@ -840,7 +850,6 @@ def _ray_runner(workers: int | None, time_limit: float | None, address: str | No
                         ray.cancel(ref, force=True)
                         running.pop(ref)
                         results[i] = timeout_result(time_limit)
-        return results  # type: ignore[return-value]
 
     def close() -> None:
         if started:
