@@ -91,6 +91,18 @@ def test_the_api_command_line_example(capsys):
     assert code == 0 and '"aie.objectfifo"' in out
 
 
+def test_python_dash_m_tilelang_is_the_command_line() -> None:
+    import subprocess
+    import sys
+
+    from tilelang import __version__
+
+    res = subprocess.run([sys.executable, "-m", "tilelang", "--version"], capture_output=True, text=True)
+    assert res.returncode == 0 and res.stdout.strip() == f"tilelang {__version__}"
+    res = subprocess.run([sys.executable, "-m", "tilelang", "simulate", "nowhere.py:x"], capture_output=True, text=True)
+    assert res.returncode == 1 and "no such file: nowhere.py" in res.stderr
+
+
 def test_version_and_every_option_has_help(capsys) -> None:
     from tilelang import __version__
     from tilelang.cli import build_parser
