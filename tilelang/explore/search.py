@@ -261,6 +261,9 @@ class _BoundSweep:
         self.seconds = 0.0
         #: points whose floor computation the time limit stopped (they are evaluated instead of bounded)
         self.floor_timeouts = 0
+        #: (a shared study) points passed over while another search had them in flight, in sweep order:
+        #: taken up again if that search abandons them
+        self.deferred: list[Key] = []
 
     def _compute(self, keys: Sequence[Key]) -> None:
         """The bounds of ``keys`` (those not known yet), split over the workers, one child process each."""
@@ -298,8 +301,20 @@ class _BoundSweep:
         cores = self.cores.get(k)
         return cores is not None and any(c is not None and c <= cores and cycles <= bound for c, cycles in incumbents)
 
-    def _next(self, n: int, done: dict[Key, Trial], incumbents: list[tuple[int | None, int]]) -> list[Key]:
+    def _next(self, n: int, done: dict[Key, Trial], incumbents: list[tuple[int | None, int]],
+              claimed: Collection[Key] = ()) -> list[Key]:
         out: list[Key] = []
+        waiting = []
+        for k in self.deferred:  # (a shared study) passed over while in flight elsewhere: done, or abandoned
+            if k in done:
+                continue
+            if k in claimed or len(out) >= n:
+                waiting.append(k)
+            elif (b := self.bounds.get(k)) is not None and self._beaten(k, b, incumbents):
+                self.skip[k] = b
+            else:
+                out.append(k)
+        self.deferred = waiting
         while len(out) < n:
             if self.pos >= len(self.order):
                 if self.rest is None:
@@ -314,6 +329,9 @@ class _BoundSweep:
             self.pos += 1
             if k in done:
                 continue
+            if k in claimed:  # in flight in another search of a shared study
+                self.deferred.append(k)
+                continue
             b = self.bounds[k]
             if b is not None and self._beaten(k, b, incumbents):
                 self.skip[k] = b
@@ -324,19 +342,40 @@ class _BoundSweep:
     def run(self, optuna: Any, study: Any, dists: dict, runner: Callable[[list[Task]], list[dict]],
             trials: list[Trial], done: dict[Key, Trial], want: int, progress: Progress | None, objective: str,
             shared: bool = False) -> int:
-        """Evaluate up to ``want`` trials in all; returns the evaluations run (a shared study's trials in flight
-        carry heartbeats, but the sweep's order is its own: two sweeps of one study may both evaluate a point)."""
+        """Evaluate up to ``want`` trials in all; returns the evaluations run. Sweeps sharing a study (``shared``)
+        take in each other's trials, pass over each other's points in flight, and claim theirs as
+        :func:`_ask` does."""
         names = self.space.names
         evaluated = 0
         while len(done) < want:
+            # a shared study: the others' finished trials join ours (and their cycles the incumbents); their
+            # points in flight are passed over until they finish or are abandoned
+            claimed = _sync(optuna, study, self.space, trials, done) if shared else set()
             incumbents = [(t.metrics.get("cores"), t.cycles) for t in done.values() if t.ok and t.cycles is not None]
-            keys = self._next(min(BATCH, want - len(done)), done, incumbents)
+            n = min(BATCH, want - len(done) - len(claimed))
+            keys = self._next(n, done, incumbents, claimed) if n > 0 else []
             if not keys:
+                if shared and (claimed or self.deferred):
+                    time.sleep(POLL)
+                    continue
                 break
             batch = []
             for k in keys:
                 source = "prior" if self.estimates.get(k) is not None else "bound"
-                batch.append((_ask_exact(optuna, study, dists, names, k, source, shared), k, source))
+                ft = _ask_exact(optuna, study, dists, names, k, source, shared)
+                why = _contested(optuna, study, ft, k, names, want) if shared else None
+                if why is None:
+                    batch.append((ft, k, source))
+                    continue
+                if why != "theirs":  # (a trial another search popped too is theirs to tell)
+                    _tell(optuna, study, ft, state=optuna.trial.TrialState.FAIL)
+                self.deferred.append(k)  # evaluated elsewhere, or taken up again if abandoned
+                if why == "budget":
+                    break
+            if not batch:
+                if shared:
+                    time.sleep(POLL)
+                continue
             _record(optuna, study, self.space, batch, runner, trials, done, self.estimates, objective, shared)
             evaluated += len(batch)
             if progress is not None:
