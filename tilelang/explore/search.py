@@ -69,7 +69,8 @@ POLL = 1.0
 #: before giving way.
 ASKING_WAITS = 40
 ASKING_POLL = 0.05
-#: Seconds a search of a shared study lets claims land before it reads whose a trial it just claimed is.
+#: Seconds a search of a shared study lets claims land before it reads whose a trial it just claimed is (when
+#: another search has trials in flight: a search alone pays nothing).
 CLAIM_SETTLE = 0.1
 #: The user attribute of a trial in flight: which search asked it ({host, pid, at: its last heartbeat}).
 CLAIM = "tilelang_claim"
@@ -733,6 +734,15 @@ def _asked(t: Any) -> tuple[float, int]:
     return (t.datetime_start.timestamp() if t.datetime_start is not None else math.inf, t.number)
 
 
+def _others_in_flight(study: Any, state: Any, me: dict[str, Any]) -> bool:
+    """Whether another search has trials in flight in the study (claimed by another host or process)."""
+    for t in study.get_trials(deepcopy=False, states=(state.RUNNING,)):
+        claim = t.user_attrs.get(CLAIM)
+        if not isinstance(claim, dict) or any(claim.get(k) != v for k, v in me.items()):
+            return True
+    return False
+
+
 def _contested(optuna: Any, study: Any, ft: Any, key: Key, names: list[str], want: int) -> str | None:
     """Whether a trial just claimed in a shared study must give way, as every search decides alike by the
     order the study asked its trials in (:func:`_asked`): "point" when its point is evaluated already or in flight in a trial
@@ -742,8 +752,9 @@ def _contested(optuna: Any, study: Any, ft: Any, key: Key, names: list[str], wan
     state = optuna.trial.TrialState
     me = _me()
     # Two searches that popped the same waiting trial both claim it within milliseconds, and the last claim
-    # stays: let it land before reading whose the trial is.
-    time.sleep(CLAIM_SETTLE)
+    # stays: when another search has trials in flight, let its claim land before reading whose the trial is.
+    if _others_in_flight(study, state, me):
+        time.sleep(CLAIM_SETTLE)
     mine = _asked(study.get_trials(deepcopy=False)[ft.number])
     for _ in range(ASKING_WAITS + 1):
         now = time.time()
