@@ -29,8 +29,9 @@ BELOW = {
     "simulator": {"ir", "devices", "errors", "dtypes"},
     "backends": {"ir", "devices", "errors", "dtypes"},
 }
-#: Consumers of the whole pipeline: they may import any layer, and nothing below imports them.
-TOP = {"tilelang", "api", "cli", "library", "report", "explore", "passes", "tenancy"}
+#: Consumers of the whole pipeline: they may import any layer, and nothing below imports them
+#: (``__main__``: ``python -m tilelang``, the command line).
+TOP = {"tilelang", "api", "cli", "__main__", "library", "report", "explore", "passes", "tenancy"}
 
 
 def layer(module: str) -> str:
