@@ -469,7 +469,7 @@ def test_an_interrupted_search_ends_its_evaluations(tmp_path):
         "import os, time\nimport tilelang as tl\n\n\ndef sleepy(m=32):\n"
         f"    open(os.path.join({str(tmp_path)!r}, f'pid{{os.getpid()}}'), 'w').close()\n"
         "    time.sleep(300)\n    return tl.library.matmul(128, 128, 128, in_dtype=tl.bf16, tiling={'m': m})\n")
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "tilelang"), "explore", "sleepy.py:sleepy", "--param", "m=32,64",
+    proc = subprocess.Popen([sys.executable, "-m", "tilelang", "explore", "sleepy.py:sleepy", "--param", "m=32,64",
                              "--budget", "2", "--workers", "2"], cwd=tmp_path, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
