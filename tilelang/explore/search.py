@@ -29,6 +29,13 @@ journal file otherwise, or an SQLAlchemy URL) keeps the study: calling
 evaluating only up to the budget. The sampler's random state is not stored, so
 a resumed search proposes its next points from the stored trials with a fresh
 seeded state, which may differ from an uninterrupted run's.
+
+Searches running at once on one storage share the study (docs/explore.md,
+"Sharing"): each asked trial is claimed (:func:`_claim`, renewed by a
+heartbeat while evaluated), a search takes in the others' finished trials
+before each batch (:func:`_sync`) and gives way where another asked a point
+first or the budget is spoken for (:func:`_contested`), and trials whose search
+is gone are failed and their points asked again (:func:`_abandoned`).
 """
 
 from __future__ import annotations
