@@ -76,8 +76,8 @@ POLL = 1.0
 #: before giving way.
 ASKING_WAITS = 40
 ASKING_POLL = 0.05
-#: Seconds a search of a shared study lets claims land before it reads whose a trial it just claimed is (when
-#: another search has trials in flight: a search alone pays nothing).
+#: Seconds a search of a shared study lets claims land before it reads whose a trial it just claimed is (for a
+#: trial that waited in the study, or when another search has trials in flight).
 CLAIM_SETTLE = 0.1
 #: The user attribute of a trial in flight: which search asked it ({host, pid, at: its last heartbeat}).
 CLAIM = "tilelang_claim"
@@ -759,8 +759,10 @@ def _contested(optuna: Any, study: Any, ft: Any, key: Key, names: list[str], wan
     state = optuna.trial.TrialState
     me = _me()
     # Two searches that popped the same waiting trial both claim it within milliseconds, and the last claim
-    # stays: when another search has trials in flight, let its claim land before reading whose the trial is.
-    if _others_in_flight(study, state, me):
+    # stays: let a claim land before reading whose the trial is, for a trial that waited in the study (every
+    # enqueued trial carries its "source"; a trial the sampler made is asked by one search only), or while
+    # another search has trials in flight.
+    if "source" in ft.user_attrs or _others_in_flight(study, state, me):
         time.sleep(CLAIM_SETTLE)
     mine = _asked(study.get_trials(deepcopy=False)[ft.number])
     for _ in range(ASKING_WAITS + 1):
