@@ -10,30 +10,22 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from zoo_support import zoo
+from zoo_support import calls, with_args, zoo
 
 import tilelang as tl
-from tilelang.ir.design import AffineArg, Call, Loop, LoopVarArg
-
-
-def _calls(body):
-    for s in body:
-        if isinstance(s, Call):
-            yield s
-        elif isinstance(s, Loop):
-            yield from _calls(s.body)
+from tilelang.ir.design import AffineArg, LoopVarArg
 
 
 def test_expressions_become_affine_arguments():
     d = zoo.loop_affine("npu1")
-    (call,) = list(_calls(d.cores[0].body))
+    (call,) = list(calls(d.cores[0].body))
     assert call.args[2] == AffineArg(((0, 4), (1, 1)), 0, tl.i32)
     assert call.args[3] == AffineArg(((1, 5),), 120, tl.i8)
     text = tl.ir.print(d)
     assert "(4 * %i0 + %i1) : i32" in text and "(5 * %i1 + 120) : i8" in text
     back = tl.ir.parse(text)
     assert tl.ir.print(back) == text
-    assert list(_calls(back.cores[0].body)) == [call]
+    assert list(calls(back.cores[0].body)) == [call]
 
 
 @pytest.mark.parametrize("device", ["npu1", "xcvc1902"])
@@ -85,10 +77,10 @@ def _accumulate(dt, trips, arg):
 
 def test_plain_variable_stays_a_loop_variable_and_constants_fold():
     d = _accumulate(tl.i32, (2, 3), lambda i, j: (i + 1) * 3 - 3 + j - j + 0 * i + j)  # 3 i + j
-    (call,) = list(_calls(d.cores[0].body))
+    (call,) = list(calls(d.cores[0].body))
     assert call.args[1] == AffineArg(((0, 3), (1, 1)), 0, tl.i32)
     e = _accumulate(tl.i32, (6, 0), lambda i: i + 0)
-    (call,) = list(_calls(e.cores[0].body))
+    (call,) = list(calls(e.cores[0].body))
     assert call.args[1] == LoopVarArg(0, tl.i32)
 
 
@@ -116,17 +108,6 @@ def test_parse_errors_name_the_loop_variable():
         tl.ir.parse(text)
 
 
-def _with_args(body, args):
-    out = []
-    for s in body:
-        if isinstance(s, Call):
-            s = Call(s.kernel, args)
-        elif isinstance(s, Loop):
-            s = Loop(s.start, s.stop, s.step, _with_args(s.body, args))
-        out.append(s)
-    return tuple(out)
-
-
 _coeff = st.integers(-10**6, 10**6).filter(bool)
 
 
@@ -137,12 +118,12 @@ def test_affine_arguments_print_and_parse_back(terms, offset, small, off8):
     from dataclasses import replace
 
     d = zoo.loop_affine("npu1")
-    (call,) = list(_calls(d.cores[0].body))
+    (call,) = list(calls(d.cores[0].body))
     args = (call.args[0], call.args[1], AffineArg(tuple(sorted(terms.items())), offset, tl.i32),
             AffineArg(tuple(sorted(small.items())), off8, tl.i8))
-    core = replace(d.cores[0], body=_with_args(d.cores[0].body, args))
+    core = replace(d.cores[0], body=with_args(d.cores[0].body, args))
     d2 = replace(d, cores=(core,))
     text = tl.ir.print(d2)
     back = tl.ir.parse(text)
-    assert list(_calls(back.cores[0].body))[0].args == args
+    assert list(calls(back.cores[0].body))[0].args == args
     assert tl.ir.print(back) == text

@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from zoo_support import CASES, filecheck, planned, zoo
+from zoo_support import CASES, calls, filecheck, planned, with_args, zoo
 
 import tilelang as tl
 from tilelang.backends.mlir import emit_mlir
@@ -552,25 +552,14 @@ def test_physical_module_computes_the_design(name: str, device: str, seed: int) 
 
 def test_affine_arguments_beyond_64_bits_are_emitted_modulo_their_width() -> None:
     """Coefficients an index constant cannot hold: the argument is the sum wrapped to its dtype, so they are
-    emitted modulo 2**64 (fuzz_bench --seed 23 made loop_affine's i8 coefficient -2**63: a raw TypeError from
-    the bindings). 2**63 + 4 and 5 - 2**63 are 4 and 5 modulo an i32's and an i8's width: numpy's oracle for
+    emitted wrapped to it too (fuzz_bench --seed 23 made loop_affine's i8 coefficient -2**63: a raw TypeError
+    from the bindings). 2**63 + 4 and 5 - 2**63 are 4 and 5 modulo an i32's and an i8's width: numpy's oracle for
     loop_affine holds, for the executed module and the simulator alike."""
     from dataclasses import replace
 
     import numpy as np
 
-    from tilelang.ir.design import AffineArg, Call, Loop
-
-    def with_args(body, args):  # noqa: ANN001, ANN202
-        return tuple(Call(s.kernel, args) if isinstance(s, Call) else
-                     Loop(s.start, s.stop, s.step, with_args(s.body, args)) if isinstance(s, Loop) else s for s in body)
-
-    def calls(body):  # noqa: ANN001, ANN202
-        for s in body:
-            if isinstance(s, Call):
-                yield s
-            elif isinstance(s, Loop):
-                yield from calls(s.body)
+    from tilelang.ir.design import AffineArg
 
     d = zoo.loop_affine("npu1")
     (call,) = list(calls(d.cores[0].body))

@@ -45,3 +45,28 @@ def filecheck(checks: str, text: str) -> None:
         path.write_text(checks)
         res = subprocess.run([str(tool), str(path)], input=text, capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def calls(body):  # noqa: ANN001, ANN201 - a core body; yields its Calls
+    """Every kernel call of a core body, loops walked, in program order."""
+    from tilelang.ir.design import Call, Loop
+
+    for s in body:
+        if isinstance(s, Call):
+            yield s
+        elif isinstance(s, Loop):
+            yield from calls(s.body)
+
+
+def with_args(body, args):  # noqa: ANN001, ANN201 - a core body and call arguments
+    """``body`` with every kernel call's arguments replaced by ``args``."""
+    from tilelang.ir.design import Call, Loop
+
+    out = []
+    for s in body:
+        if isinstance(s, Call):
+            s = Call(s.kernel, args)
+        elif isinstance(s, Loop):
+            s = Loop(s.start, s.stop, s.step, with_args(s.body, args))
+        out.append(s)
+    return tuple(out)

@@ -333,8 +333,8 @@ class CoreEmitter:
 
         Each induction variable is ``start + (mult * j + add) * step`` of its loop's counter ``j``
         (a constant in an unrolled loop), so the sum is ``const + sum(scale_j * j)``. The argument is
-        that sum wrapped to ``a.dtype`` (at most 64 bits), so ``const`` and every ``scale_j`` are taken
-        modulo 2**64 (an index constant is a 64-bit integer): the truncating cast gives the same value.
+        that sum wrapped to ``a.dtype``, so ``const`` and every ``scale_j`` are wrapped to it as well
+        (``DType.wrap``; an index constant could not hold any integer): the truncating cast gives the same value.
         """
         m = mlir()
         const, scaled = a.offset, []
@@ -347,19 +347,17 @@ class CoreEmitter:
             j, mult, add = frame.k
             const += coeff * (lp.start + add * lp.step)
             scaled.append((j, coeff * mult * lp.step))
-        if not scaled:
-            return scalar_rules.const(a.dtype, a.dtype.wrap(const))
         index = m.ir.IndexType.get()
         v = None
         for j, scale in scaled:
-            scale = _wrap64(scale)
+            scale = a.dtype.wrap(scale)
             if scale == 0:
                 continue
             t = j if scale == 1 else m.arith.muli(j, m.arith.constant(index, scale))
             v = t if v is None else m.arith.addi(v, t)
-        const = _wrap64(const)
-        if v is None:  # (every scale a multiple of 2**64: the argument is the constant)
-            return scalar_rules.const(a.dtype, a.dtype.wrap(const))
+        const = a.dtype.wrap(const)
+        if v is None:  # (no loop counter, or every scale a multiple of 2**bits: the argument is the constant)
+            return scalar_rules.const(a.dtype, const)
         if const != 0:
             v = m.arith.addi(v, m.arith.constant(index, const))
         return m.arith.index_cast(scalar_type(a.dtype), v)
@@ -375,8 +373,3 @@ class CoreEmitter:
         for loop, coef in c.terms:
             acc = m.arith.addi(acc, m.arith.muli(self.ivs[loop], m.arith.constant(index, coef)))
         return m.arith.remui(acc, m.arith.constant(index, modulo))
-
-
-def _wrap64(x: int) -> int:
-    """``x`` modulo 2**64, as a signed 64-bit integer."""
-    return (x + 2**63) % 2**64 - 2**63
