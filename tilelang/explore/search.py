@@ -532,10 +532,8 @@ def _open_study(optuna: Any, name: str, storage: str | os.PathLike | None, sampl
         TileLangError: the storage cannot be opened or read, naming it and the cause.
     """
     try:
-        where = _storage(optuna, storage)
-        with _creation_lock(storage):
-            study = optuna.create_study(study_name=name, storage=where, sampler=sampler,
-                                        direction="minimize", load_if_exists=True)
+        study = optuna.create_study(study_name=name, storage=_storage(optuna, storage), sampler=sampler,
+                                    direction="minimize", load_if_exists=True)
         trials: list[Trial] = []
         done: dict[Key, Trial] = {}
         _sync(optuna, study, space, trials, done)
@@ -576,20 +574,17 @@ def _storage(optuna: Any, storage: str | os.PathLike | None) -> Any:
 
 
 @contextlib.contextmanager
-def _creation_lock(storage: str | os.PathLike | None) -> Any:
-    """Hold an exclusive lock on an SQLite storage file while Optuna opens it and creates or loads the study:
-    two searches starting together on a new file would otherwise both create Optuna's tables, and one would
-    fail ("table studies already exists", optuna/optuna issue 1092). Journals lock themselves."""
-    text = os.fsdecode(os.fspath(storage)) if isinstance(storage, str | os.PathLike) else ""
-    if not text.endswith((".db", ".sqlite", ".sqlite3")) or "://" in text:
-        yield
-        return
+def _creation_lock(path: str) -> Any:
+    """Hold an exclusive lock on an SQLite storage file while Optuna opens it: two searches starting together
+    on a new file would otherwise both create Optuna's tables, and one would fail ("table studies already
+    exists", optuna/optuna issue 1092). (Two creating one study is Optuna's own case: ``load_if_exists``.)
+    Journals lock themselves."""
     try:
         import fcntl
     except ImportError:  # (no advisory locks on this system: searches sharing a new file start one at a time)
         yield
         return
-    with open(text, "a") as fh:  # (an empty file is a new SQLite database)
+    with open(path, "a") as fh:  # (an empty file is a new SQLite database)
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
@@ -601,14 +596,30 @@ def _me() -> dict[str, Any]:
     return {"host": socket.gethostname(), "pid": os.getpid()}
 
 
+def _mine(t: Any, me: dict[str, Any]) -> bool:
+    """Whether trial ``t`` is claimed by this search (``me``: :func:`_me`)."""
+    claim = t.user_attrs.get(CLAIM)
+    return isinstance(claim, dict) and all(claim.get(k) == v for k, v in me.items())
+
+
+def _started(t: Any, default: float) -> float:
+    """When trial ``t`` was asked, in seconds since the epoch (``default`` if the study does not say)."""
+    return t.datetime_start.timestamp() if t.datetime_start is not None else default
+
+
+def _point(t: Any, names: Sequence[str]) -> Key | None:
+    """The point trial ``t`` was asked for (None while its ask is still writing it)."""
+    return tuple(t.params[n] for n in names) if all(n in t.params for n in names) else None
+
+
 def _claim(ft: Any) -> bool:
     """Mark a trial in flight as this search's, now (its heartbeat); False if it is finished already (in a
     shared study another search failed it for abandoned, or asked the same waiting trial and finished it)."""
+    from optuna.exceptions import UpdateFinishedTrialError
+
     try:
         ft.set_user_attr(CLAIM, {**_me(), "at": time.time()})
-    except Exception as e:  # noqa: BLE001 - optuna's UpdateFinishedTrialError, imported lazily with optuna
-        if type(e).__name__ != "UpdateFinishedTrialError":
-            raise
+    except UpdateFinishedTrialError:
         return False
     return True
 
@@ -664,15 +675,14 @@ def _sync(optuna: Any, study: Any, space: Space, trials: list[Trial], done: dict
     the points of the others in flight (another search is evaluating them)."""
     state = optuna.trial.TrialState
     now = time.time()
-    new: list[tuple[int, Key, dict[str, Any]]] = []
+    new: list[tuple[tuple, Key, dict[str, Any]]] = []
     claimed: set[Key] = set()
     for ft in study.get_trials(deepcopy=False):
         if ft.state == state.RUNNING:
-            started = ft.datetime_start.timestamp() if ft.datetime_start is not None else now
-            if _abandoned(ft.user_attrs.get(CLAIM), now, started):
+            if _abandoned(ft.user_attrs.get(CLAIM), now, _started(ft, now)):
                 _tell(optuna, study, ft.number, state=state.FAIL)
-            elif all(name in ft.params for name in space.names):
-                claimed.add(tuple(ft.params[name] for name in space.names))
+            elif (point := _point(ft, space.names)) is not None:
+                claimed.add(point)
         elif ATTR in ft.user_attrs:
             record = dict(ft.user_attrs[ATTR])
             key = tuple(record.pop("key"))
@@ -738,16 +748,7 @@ def _ask(optuna: Any, study: Any, dists: dict, names: list[str], space: Space, d
 def _asked(t: Any) -> tuple[float, int]:
     """When a trial was asked, as every search of a shared study orders them alike: its start (a trial waiting
     in the study keeps the number it was enqueued with, so numbers are not the order asked), then its number."""
-    return (t.datetime_start.timestamp() if t.datetime_start is not None else math.inf, t.number)
-
-
-def _others_in_flight(study: Any, state: Any, me: dict[str, Any]) -> bool:
-    """Whether another search has trials in flight in the study (claimed by another host or process)."""
-    for t in study.get_trials(deepcopy=False, states=(state.RUNNING,)):
-        claim = t.user_attrs.get(CLAIM)
-        if not isinstance(claim, dict) or any(claim.get(k) != v for k, v in me.items()):
-            return True
-    return False
+    return (_started(t, math.inf), t.number)
 
 
 def _contested(optuna: Any, study: Any, ft: Any, key: Key, names: list[str], want: int) -> str | None:
@@ -762,7 +763,8 @@ def _contested(optuna: Any, study: Any, ft: Any, key: Key, names: list[str], wan
     # stays: let a claim land before reading whose the trial is, for a trial that waited in the study (every
     # enqueued trial carries its "source"; a trial the sampler made is asked by one search only), or while
     # another search has trials in flight.
-    if "source" in ft.user_attrs or _others_in_flight(study, state, me):
+    if "source" in ft.user_attrs or not all(
+            _mine(t, me) for t in study.get_trials(deepcopy=False, states=(state.RUNNING,))):
         time.sleep(CLAIM_SETTLE)
     mine = _asked(study.get_trials(deepcopy=False)[ft.number])
     for _ in range(ASKING_WAITS + 1):
@@ -772,20 +774,17 @@ def _contested(optuna: Any, study: Any, ft: Any, key: Key, names: list[str], wan
         asking = False  # a trial asked before this one whose point is not written yet
         for t in study.get_trials(deepcopy=False):
             if t.number == ft.number:
-                claim = t.user_attrs.get(CLAIM)
-                if (t.state != state.RUNNING or not isinstance(claim, dict)
-                        or any(claim.get(k) != v for k, v in me.items())):
+                if t.state != state.RUNNING or not _mine(t, me):
                     return "theirs"
                 continue
             if t.state != state.RUNNING:
                 if ATTR in t.user_attrs:
                     evaluated.add(tuple(t.user_attrs[ATTR]["key"]))
-            elif _asked(t) < mine:
-                started = t.datetime_start.timestamp() if t.datetime_start is not None else now
-                if _abandoned(t.user_attrs.get(CLAIM), now, started, between_batches=False):
-                    continue
-                if all(name in t.params for name in names):
-                    ahead.add(tuple(t.params[name] for name in names))
+            elif _asked(t) < mine and not _abandoned(t.user_attrs.get(CLAIM), now, _started(t, now),
+                                                      between_batches=False):
+                point = _point(t, names)
+                if point is not None:
+                    ahead.add(point)
                 else:
                     asking = True
         if key in evaluated or key in ahead:
