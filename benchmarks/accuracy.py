@@ -158,7 +158,7 @@ Figures and how each is reproduced:
   (a mode the model does not price) and npu2's exp (IRON's table-lookup kernel on
   AIE2P, where the model prices the native exp2). Not taken: the norms (no sqrt in the
   DSL), tanh-based activations (gelu, silu, sigmoid, swiglu), exp2f and log (no exp2
-  or log), argmax, transposes, min reductions, column-major operands, bfp16 and uint8
+  or log), argmax, transposes, column-major operands, bfp16 and uint8
   vision or convolution kernels, ``mul_add`` and ``affine_cast`` (operand roles not
   stated), ``compute_max`` and the ``mv/8192x256`` row (their shapes not stated by the
   row's name alone), fused and attention kernels. The rows were first read from the
@@ -167,7 +167,8 @@ Figures and how each is reproduced:
   matrix-vector row by 2 cycles), and every row now reads the newest run. Its bf16 sum,
   clamp and exp rows are the rows the rule takes that the first run's rows lacked or
   that it had left out (exp: the table-lookup exp of ``getExpBf16`` is the model's
-  exp on AIE-ML).
+  exp on AIE-ML). The min reductions were taken by the same rule (cycles and dispatch rows alike)
+  once the DSL had ``tl.min``, before their simulated values were computed.
 
 - [KC] also gives each kernel's "npu_us", the device time of one dispatch of 16 and of 256 calls
   on one core (the harness of mlir-aie's ``python/iron/algorithms/kernel_design.py``: an input and
@@ -697,10 +698,12 @@ def _kc_elementwise(op: str, n: int, dt, out=None):
     elif op == "zero":
         def k(c: o_t):
             c[...] = 0
-    elif op in ("reduce_add", "reduce_max"):
+    elif op in ("reduce_add", "reduce_max", "reduce_min"):
+        reduce = {"reduce_add": tl.sum, "reduce_max": tl.max, "reduce_min": tl.min}[op]
+
         # the result in a 4-byte output tile (the dispatch rows' harness moves it, and DMAs move whole words)
         def k(a: x_t, c: tl.Tile[(max(1, 4 // out.bytes),), out]):
-            c[...] = tl.sum(a) if op == "reduce_add" else tl.max(a)
+            c[...] = reduce(a)
     else:  # pragma: no cover - the rows below name only the ops above
         raise ValueError(op)
     k.__name__ = f"{op}_{n}"
@@ -777,6 +780,9 @@ KC_ROWS = [
     ("max of 1024 i32", "reduce_max/1024x16/int32", lambda: _kc_elementwise("reduce_max", 1024, tl.i32), 155, 85),
     ("max of 1024 bf16", "reduce_max/1024x16/bfloat16", lambda: _kc_elementwise("reduce_max", 1024, tl.bf16),
      90, 49),
+    ("min of 1024 i32", "reduce_min/1024x16/int32", lambda: _kc_elementwise("reduce_min", 1024, tl.i32), 147, 85),
+    ("min of 1024 bf16", "reduce_min/1024x16/bfloat16", lambda: _kc_elementwise("reduce_min", 1024, tl.bf16),
+     80, 49),
     ("softmax of 1024 bf16", "softmax/1024x16/bfloat16", lambda: _kc_softmax(1024), 1845, 993),
     ("softmax of 2048 bf16", "softmax/2048x16/bfloat16/llama-prefill", lambda: _kc_softmax(2048), 3253, 1905),
     ("zero 4096 i32", "zero/4096x4/int32", lambda: _kc_elementwise("zero", 4096, tl.i32), 518, 262),
@@ -853,12 +859,16 @@ KCD_ROWS = [
     ("clamp 1024 bf16", "clamp/1024x{}/bfloat16", "npu1", (162.02, 1.8), (290.18, 3.8)),
     ("exp of 1024 bf16", "bf16_exp/1024x{}/bfloat16", "npu1", (179.43, 2.2), (450.93, 4.9)),
     ("convert 1024 f32 -> bf16", "convert_copy/1024x{}/float32_bfloat16", "npu1", (174.16, 1.6), (429.72, 7.0)),
+    ("min of 1024 i32", "reduce_min/1024x{}/int32", "npu1", (172.81, 2.2), (429.34, 4.9)),
+    ("min of 1024 bf16", "reduce_min/1024x{}/bfloat16", "npu1", (162.68, 1.9), (291.74, 4.5)),
     ("copy 2048 i32", "passthrough/2048x{}/int32", "npu2", (90.22, 0.8), (231.46, 0.8)),
     ("scale 1024 i16", "scale/1024x{}/int16", "npu2", (79.44, 0.6), (122.8, 0.6)),
     ("sum of 1024 i32", "reduce_add/1024x{}/int32", "npu2", (82.99, 1.0), (155.66, 0.6)),
     ("sum of 1024 bf16", "reduce_add/1024x{}/bfloat16", "npu2", (80.63, 0.9), (112.95, 0.5)),
     ("max of 1024 i32", "reduce_max/1024x{}/int32", "npu2", (79.86, 1.5), (152.78, 0.7)),
     ("max of 1024 bf16", "reduce_max/1024x{}/bfloat16", "npu2", (78.56, 0.7), (112.9, 0.5)),
+    ("min of 1024 i32", "reduce_min/1024x{}/int32", "npu2", (79.95, 0.9), (152.86, 0.9)),
+    ("min of 1024 bf16", "reduce_min/1024x{}/bfloat16", "npu2", (78.0, 1.0), (111.72, 0.5)),
     ("exp of 1024 bf16", "bf16_exp/1024x{}/bfloat16", "npu2", (92.5, 0.4), (357.11, 0.7)),
     ("softmax of 1024 bf16", "softmax/1024x{}/bfloat16", "npu2", (87.05, 2.0), (229.36, 1.0)),
     ("convert 1024 f32 -> bf16", "convert_copy/1024x{}/float32_bfloat16", "npu2", (80.07, 0.9), (157.03, 0.6)),

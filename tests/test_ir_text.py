@@ -114,7 +114,9 @@ def every_op_kernel() -> Kernel:
     w = op(K.WHERE, op(K.NE, cmp[0], cmp[1]), x, u)
     col = op(K.SUM, op(K.CAST, w, dtype=f32), axes=(1,))
     top = op(K.RMAX, m, axes=(0, 1))
+    low = op(K.RMIN, m, axes=(0, 1))
     v = op(K.ADD, op(K.SLICE, m, index=((0, 4, 1), (1, 4, 2))), op(K.MAX, top, big))
+    v = op(K.ADD, v, low)
     v = op(K.ADD, v, op(K.SLICE, op(K.CAST, col, dtype=f32), index=(2,)))
     op(K.STORE, o, op(K.ADD, v, op(K.CAST, n, dtype=f32)))
     op(K.STORE, o, op(K.CONST, value=float("nan"), dtype=f32), index=(3, (0, 2, 1)))
@@ -153,7 +155,7 @@ def test_every_op_kind_round_trips() -> None:
     back = round_trip(k)
     assert isinstance(back, Kernel)
     attrs = {op.kind: dict(op.attrs) for op in back.body}
-    assert attrs[K.SUM]["axes"] == (1,) and attrs[K.RMAX]["axes"] == (0, 1)
+    assert attrs[K.SUM]["axes"] == (1,) and attrs[K.RMAX]["axes"] == (0, 1) and attrs[K.RMIN]["axes"] == (0, 1)
     assert attrs[K.LOAD]["index"] == ((0, 8, 1), (0, 4, 1))
     assert isinstance(attrs[K.CONST]["value"], float)
     assert "value = -7" in print_ir(k) and "value = nan" in print_ir(k) and "index = [3, 0:2:1]" in print_ir(k)
@@ -471,7 +473,7 @@ def test_design_parse_errors(npu1: object, old: str, new: str, message: str) -> 
 
 UNARY = (K.NEG, K.ABS, K.EXP, K.RELU)
 BINARY = (K.ADD, K.SUB, K.MUL, K.DIV, K.MAX, K.MIN, K.LT, K.LE, K.GT, K.GE, K.EQ, K.NE)
-KINDS = (*UNARY, *BINARY, K.CAST, K.CONST, K.WHERE, K.MATMUL, K.SUM, K.RMAX, K.SLICE, K.LOAD)
+KINDS = (*UNARY, *BINARY, K.CAST, K.CONST, K.WHERE, K.MATMUL, K.SUM, K.RMAX, K.RMIN, K.SLICE, K.LOAD)
 
 
 def random_index(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple:
@@ -520,7 +522,7 @@ def random_kernels(draw: st.DrawFn) -> Kernel:
                 op = KOp.make(kind, x, y, z)
             elif kind is K.MATMUL:
                 op = KOp.make(kind, x, y, acc=draw(st.sampled_from(USER_DTYPES)))
-            elif kind in (K.SUM, K.RMAX):
+            elif kind in (K.SUM, K.RMAX, K.RMIN):
                 op = KOp.make(kind, x, axes=tuple(sorted(draw(st.sets(st.integers(0, 2), max_size=3)))))
             else:
                 op = KOp.make(K.SLICE, x, index=random_index(draw, xt.shape))

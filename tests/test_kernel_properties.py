@@ -127,19 +127,22 @@ def test_reductions_match_numpy(dt, shape, data, seed):
     out_shape = () if axis is None else tuple(s for i, s in enumerate(shape) if i != axis)
     out_shape = out_shape or (1,)
 
-    def fn(a: tl.Tile[shape, dt], s: tl.Tile[out_shape, dt], m: tl.Tile[out_shape, dt]):
+    def fn(a: tl.Tile[shape, dt], s: tl.Tile[out_shape, dt], m: tl.Tile[out_shape, dt],
+           n: tl.Tile[out_shape, dt]):
         s[...] = tl.sum(a, axis=axis)
         m[...] = tl.max(a, axis=axis)
+        n[...] = tl.min(a, axis=axis)
 
     a = random_array(rng, shape, dt)
-    s, m = np.zeros(out_shape, dt.numpy), np.zeros(out_shape, dt.numpy)
-    tl.kernel(fn)(a, s, m)
+    s, m, n = (np.zeros(out_shape, dt.numpy) for _ in range(3))
+    tl.kernel(fn)(a, s, m, n)
     if dt.is_int:
         want_s = wrap(np.sum(a.astype(object), axis=axis), dt)
     else:
         want_s = np.asarray(np.sum(a.astype(np.float64), axis=axis)).astype(dt.numpy)
     same(s, np.broadcast_to(want_s, out_shape), dt)
     same(m, np.broadcast_to(np.max(a, axis=axis), out_shape), dt)
+    same(n, np.broadcast_to(np.min(a, axis=axis), out_shape), dt)
 
 
 @settings(max_examples=30, deadline=None)

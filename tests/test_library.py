@@ -256,6 +256,17 @@ def test_reduction_of_bf16_sum_into_f32():
     np.testing.assert_allclose(res.outputs["C"][0], a.astype(np.float64).sum(), rtol=1e-5, atol=1e-5)
 
 
+def test_reduction_min_of_floats_over_four_cores_on_two_devices():
+    a = RNG.standard_normal(4 * 2 * 256).astype(np.float32)
+    a[777] = -np.inf
+    for device in ("npu1", "xcvc1902"):
+        d = tl.library.reduction("min", a.size, dtype=tl.f32, device=device, cores=4, tile=256)
+        res = run(d, A=a)
+        assert res.outputs["C"][0] == -np.inf
+        b = np.abs(a)
+        assert run(d, A=b).outputs["C"][0] == b.min() > 0
+
+
 def test_reduction_single_chunk_per_core_on_aie1():
     d = tl.library.reduction("max", 4 * 256, dtype=tl.i32, device="xcvc1902", cores=4, tile=256)
     a = ints(4 * 256, tl.i32, -30000, 30000)
@@ -265,7 +276,8 @@ def test_reduction_single_chunk_per_core_on_aie1():
 @pytest.mark.parametrize(
     ("args", "kwargs", "message"),
     [
-        (("min", 1024), {}, "op must be one of"),
+        (("prod", 1024), {}, "op must be one of"),
+        (("min", 1024), {"out_dtype": tl.i32, "dtype": tl.i16}, "a min keeps its dtype"),
         (("max", 1024), {"out_dtype": tl.i32, "dtype": tl.i16}, "keeps its dtype"),
         (("sum", 1024), {"out_dtype": tl.f32}, "both be integer or both float"),
         (("sum", 1000), {}, "multiple of cores x tile"),

@@ -238,7 +238,7 @@ class Builder:
             # float sums round in loop order (checked against a tolerance below); a cast
             # can bring floats into an integer kernel too
             exact_sum = self.integer and self.dtype(x).is_int
-            kind = d.draw(st.sampled_from([OpKind.SUM, OpKind.RMAX])) if exact_sum else OpKind.RMAX
+            kind = d.draw(st.sampled_from([OpKind.SUM, OpKind.RMAX, OpKind.RMIN] if exact_sum else [OpKind.RMAX, OpKind.RMIN]))
             self.emit(kind, x, axes=axes)
         elif choice in ("matmul", "accumulate"):
             if self.integer:  # float matmuls are checked against a tolerance below

@@ -248,3 +248,15 @@ def test_a_fill_repeated_more_than_the_repeat_field_holds_goes_through_mlir_aie(
     np.testing.assert_array_equal(out.reshape(-1), (a.astype(np.int64) @ b.astype(np.int64)).reshape(-1))
     for level in ("objectfifo", "physical"):
         _through(plan, level, f"matvec with {blocks} row blocks")
+
+
+@pytest.mark.parametrize(("device", "dtype"), [("npu1", tl.f32), ("npu1", tl.i32), ("xcvc1902", tl.f32)])
+def test_a_min_reduction_goes_through_mlir_aie_and_equals_numpy(device: str, dtype) -> None:  # noqa: ANN001
+    """``tl.min`` (the library's min reduction over two cores): numpy's minimum, and cores mlir-aie lowers to
+    LLVM IR at both levels (its identity is +inf or the dtype's largest value)."""
+    d = tl.library.reduction("min", 2 * 2 * 256, dtype=dtype, device=device, cores=2, tile=256)
+    plan = tl.plan(d, strategy="greedy")
+    a = np.random.default_rng(5).integers(-1000, 1000, 2 * 2 * 256).astype(dtype.numpy)
+    assert tl.simulate(plan, A=a).outputs["C"][0] == a.min()
+    for level in ("objectfifo", "physical"):
+        _through(plan, level, f"min reduction on {device}, {dtype}")

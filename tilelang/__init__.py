@@ -25,7 +25,20 @@ from tilelang.errors import (
 )
 from tilelang.explore import Exploration, Space, Trial, explore
 from tilelang.frontend.design import buffer, cascade, core, design, dma, fifo, join, range, split
-from tilelang.frontend.kernel import abs, exp, extern_kernel, kernel, matmul, max, maximum, minimum, relu, sum, where
+from tilelang.frontend.kernel import (
+    abs,
+    exp,
+    extern_kernel,
+    kernel,
+    matmul,
+    max,
+    maximum,
+    min,
+    minimum,
+    relu,
+    sum,
+    where,
+)
 from tilelang.ir.dtypes import bf16, f32, i8, i16, i32
 from tilelang.ir.multiplan import MultiPlan
 from tilelang.ir.pattern import AccessPattern, pattern, tiles
@@ -95,6 +108,7 @@ __all__ = [
     "matmul",
     "max",
     "maximum",
+    "min",
     "minimum",
     "pattern",
     "range",

@@ -174,6 +174,11 @@ def max(x: object, axis: int | tuple[int, ...] | None = None) -> tracing.TileVal
     return tracing.reduce(OpKind.RMAX, x, axis)
 
 
+def min(x: object, axis: int | tuple[int, ...] | None = None) -> tracing.TileValue:  # noqa: A001
+    """Minimum over ``axis`` (all axes when None)."""
+    return tracing.reduce(OpKind.RMIN, x, axis)
+
+
 def where(cond: object, a: object, b: object) -> tracing.TileValue:
     """Elementwise ``a`` where ``cond`` holds, else ``b``."""
     return tracing.where(cond, a, b)

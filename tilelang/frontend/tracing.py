@@ -194,7 +194,7 @@ def unary(kind: OpKind, x: object, **attrs: object) -> TileValue:
 _NUMPY_HABITS = {
     "sum": "use tl.sum(x, axis=...)",
     "max": "use tl.max(x, axis=...)",
-    "min": "use -tl.max(-x, axis=...)",
+    "min": "use tl.min(x, axis=...)",
     "mean": "use tl.sum(x, axis=...) / n",
     "T": "a kernel cannot transpose; lay the data out as needed in the access pattern of its tl.dma",
     "transpose": "a kernel cannot transpose; lay the data out as needed in the access pattern of its tl.dma",

@@ -400,7 +400,7 @@ def _exp(op: KOp, ctx: OpContext) -> Slots:
                         load=unit.exp_load_cycles)
 
 
-@impl(OpKind.SUM, OpKind.RMAX)
+@impl(OpKind.SUM, OpKind.RMAX, OpKind.RMIN)
 def _reduce(op: KOp, ctx: OpContext) -> Slots:
     x = op.operands[0]
     t = x.type if isinstance(x, KOp) else x.value_type
@@ -420,7 +420,7 @@ def _reduce(op: KOp, ctx: OpContext) -> Slots:
         slots = _float_add(t.numel, unit)
         slots.add(_convert_in(x, t.numel, unit, ctx, load_first=True))
     else:
-        # Max runs on the vector compare unit at the full vector width ([AM020] "Floating-Point
+        # Max and min run on the vector compare unit at the full vector width ([AM020] "Floating-Point
         # Vector Unit": bf16 "comparison, minimum, and maximum"; AIE1's float unit, 8 lanes).
         lanes = min(ctx.device.vector_lanes(t.dtype), t.numel)
         slots = Slots(vector=math.ceil(t.numel / lanes))
@@ -561,7 +561,8 @@ def loop_nests(kernel: Kernel, users: Mapping[int, tuple[KOp, ...]] | None = Non
 
 _CHAIN_FREE = frozenset({OpKind.CONST, OpKind.SLICE})
 _VECTOR_ALU = frozenset({OpKind.MAX, OpKind.MIN, OpKind.RELU, OpKind.ABS, OpKind.WHERE, OpKind.LT, OpKind.LE,
-                         OpKind.GT, OpKind.GE, OpKind.EQ, OpKind.NE, OpKind.RMAX})
+                         OpKind.GT, OpKind.GE, OpKind.EQ, OpKind.NE, OpKind.RMAX,
+                         OpKind.RMIN})
 
 
 def _is_float(x: KOp | Param) -> bool:

@@ -39,11 +39,12 @@ class OpKind(enum.Enum):
     MATMUL = "matmul"
     SUM = "sum"
     RMAX = "reduce_max"
+    RMIN = "reduce_min"
 
 
 UNARY = frozenset({OpKind.NEG, OpKind.ABS, OpKind.EXP, OpKind.RELU})
 BINARY = frozenset({OpKind.ADD, OpKind.SUB, OpKind.MUL, OpKind.DIV, OpKind.MAX, OpKind.MIN})
 COMPARE = frozenset({OpKind.LT, OpKind.LE, OpKind.GT, OpKind.GE, OpKind.EQ, OpKind.NE})
-REDUCE = frozenset({OpKind.SUM, OpKind.RMAX})
+REDUCE = frozenset({OpKind.SUM, OpKind.RMAX, OpKind.RMIN})
 ELEMENTWISE = UNARY | BINARY | COMPARE | {OpKind.CAST, OpKind.WHERE}
 KIND_BY_NAME = {k.value: k for k in OpKind}

@@ -24,6 +24,7 @@ import numpy as np
 from tilelang.errors import KernelError
 from tilelang.ir.dtypes import DType
 from tilelang.ir.kernel import Index, Kernel, KOp, OpKind, Param
+from tilelang.ir.ops import REDUCE
 from tilelang.ir.types import TileType
 
 Env = dict[int, np.ndarray]
@@ -119,6 +120,8 @@ def _matmul(a: np.ndarray, b: np.ndarray, acc: DType) -> np.ndarray:
 def _reduce(kind: OpKind, x: np.ndarray, dt: DType, axes: tuple[int, ...]) -> np.ndarray:
     if kind is OpKind.RMAX:
         return np.max(_as(x, dt), axis=axes).astype(dt.numpy)
+    if kind is OpKind.RMIN:
+        return np.min(_as(x, dt), axis=axes).astype(dt.numpy)
     if dt.is_int:
         return np.sum(x.astype(np.int64).astype(np.uint64), axis=axes).astype(dt.numpy)
     return np.sum(x.astype(np.float64), axis=axes).astype(dt.numpy)
@@ -156,7 +159,7 @@ def eval_op(op: KOp, args: list[np.ndarray], params: dict[str, np.ndarray]) -> n
         return np.where(args[0], args[1], args[2]).astype(t.dtype.numpy)
     if kind is OpKind.MATMUL:
         return _matmul(args[0], args[1], t.dtype)
-    if kind in (OpKind.SUM, OpKind.RMAX):
+    if kind in REDUCE:
         return _reduce(kind, args[0], t.dtype, op.attr("axes"))
     if kind is OpKind.SLICE:
         return np.array(args[0][to_slices(op.attr("index"))])

@@ -1,4 +1,4 @@
-"""``tl.library.reduction``: the sum or maximum of a vector over many cores.
+"""``tl.library.reduction``: the sum, maximum or minimum of a vector over many cores.
 
 mlir-aie's ``vector_reduce_max`` multi-column design: every core reduces its
 own share of the input to one partial result, held in its output fifo's
@@ -19,7 +19,8 @@ from tilelang.frontend.builder import FifoRef
 from tilelang.frontend.design import core, dma, fifo
 from tilelang.frontend.design import range as tl_range
 from tilelang.frontend.kernel import max as tl_max
-from tilelang.frontend.kernel import maximum
+from tilelang.frontend.kernel import maximum, minimum
+from tilelang.frontend.kernel import min as tl_min
 from tilelang.frontend.kernel import sum as tl_sum
 from tilelang.ir.design import Design
 from tilelang.ir.dtypes import DType, i32
@@ -29,7 +30,9 @@ from tilelang.library._common import build_design, build_kernel, check_args, div
 from tilelang.library._movement import ShimLimits, column_groups, issue, scatter
 from tilelang.library.elementwise import chunk_grid
 
-OPS = ("sum", "max")
+OPS = ("sum", "max", "min")
+#: the order-keeping reductions: the result is one of the inputs, in their dtype
+_PICK = {"max": (tl_max, maximum), "min": (tl_min, minimum)}
 
 
 def _kernels(op: str, tile: int, dtype: DType, out: DType) -> tuple[Kernel, Kernel, Kernel]:
@@ -37,12 +40,12 @@ def _kernels(op: str, tile: int, dtype: DType, out: DType) -> tuple[Kernel, Kern
     x_t, p_t = Tile[(tile,), dtype], Tile[(1,), out]
 
     def reduce(x: object) -> object:
-        if op == "max":
-            return tl_max(x)
+        if op in _PICK:
+            return _PICK[op][0](x)
         return tl_sum(x if out == dtype else x.astype(out))  # type: ignore[attr-defined]
 
     def combine(a: object, b: object) -> object:
-        return maximum(a, b) if op == "max" else a + b  # type: ignore[operator]
+        return _PICK[op][1](a, b) if op in _PICK else a + b  # type: ignore[operator]
 
     def first(x: object, acc: object) -> None:
         acc[...] = reduce(x)  # type: ignore[index]
@@ -62,10 +65,10 @@ def _kernels(op: str, tile: int, dtype: DType, out: DType) -> tuple[Kernel, Kern
 def reduction(op: str, n: int, dtype: DType = i32, device: str | Device = "npu1",
               cores: int | tuple[int, int] | None = 1, tile: int = 1024, out_dtype: DType | None = None,
               depth: int = 2) -> Design:
-    """A design reducing tensor A (n,) to C (1,): ``C[0] = sum(A)`` or ``max(A)``.
+    """A design reducing tensor A (n,) to C (1,): ``C[0] = sum(A)``, ``max(A)`` or ``min(A)``.
 
     Args:
-        op: "sum" or "max".
+        op: "sum", "max" or "min".
         n: length of A; a multiple of ``cores x tile``.
         dtype: dtype of A.
         device: device name or model.
@@ -81,15 +84,15 @@ def reduction(op: str, n: int, dtype: DType = i32, device: str | Device = "npu1"
         The traced design.
 
     Raises:
-        DesignError: an unknown op, a max with a different out_dtype, a result narrower than a DMA
-            word (a max of i8, i16 or bf16: reduce i32 or f32 data), or sizes the grid does not divide.
+        DesignError: an unknown op, a max or min with a different out_dtype, a result narrower than a DMA
+            word (a max or min of i8, i16 or bf16: reduce i32 or f32 data), or sizes the grid does not divide.
     """
     check_args("reduction", {"n": n, "tile": tile, "depth": depth}, {"dtype": dtype, "out_dtype": out_dtype})
     if op not in OPS:
         raise DesignError(f"reduction: op must be one of {list(OPS)}, got {op!r}")
     out = out_dtype or dtype
-    if op == "max" and out != dtype:
-        raise DesignError(f"reduction: a max keeps its dtype; out_dtype={out} differs from dtype={dtype}")
+    if op in _PICK and out != dtype:
+        raise DesignError(f"reduction: a {op} keeps its dtype; out_dtype={out} differs from dtype={dtype}")
     if out.kind != dtype.kind:
         raise DesignError(f"reduction: out_dtype {out} and dtype {dtype} must both be integer or both float")
     dev = resolve_device(device)
@@ -125,7 +128,7 @@ def _check_result_moves(op: str, dtype: DType, out: DType, dev: Device) -> None:
         return
     wide = "tl.f32" if out.is_float else "tl.i32"
     fix = (f"pass out_dtype={wide}" if op == "sum" else
-           f"a max keeps its input's dtype, so pass dtype={wide} and widen A")
+           f"a {op} keeps its input's dtype, so pass dtype={wide} and widen A")
     raise DesignError(
         f"reduction: the {op} result C is one {out} element ({out.bytes} B), but DMAs move whole {word}-byte words "
         f"({dev.name}), so it cannot be written back to the host; {fix}"

@@ -256,21 +256,25 @@ def accumulator_dtype(kind: OpKind, dt: DType) -> DType:
 
 
 def reduce_init(kind: OpKind, dt: DType) -> object:
-    """The identity of a reduction: 0 for sum, -inf / MIN for max."""
+    """The identity of a reduction: 0 for sum, -inf / MIN for max, +inf / MAX for min."""
     acc = accumulator_dtype(kind, dt)
     if kind is OpKind.SUM:
         return const(acc, 0.0 if acc.is_float else 0)
+    if kind is OpKind.RMIN:
+        return const(acc, float("inf")) if acc.is_float else const(acc, (1 << (acc.bits - 1)) - 1)
     if acc.is_float:
         return const(acc, float("-inf"))
     return const(acc, -(1 << (acc.bits - 1)))
 
 
 def reduce_step(kind: OpKind, acc: object, x: object, dt: DType) -> object:
-    """``acc (+|max) x`` with ``x`` of dtype ``dt`` widened to the accumulator."""
+    """``acc (+|max|min) x`` with ``x`` of dtype ``dt`` widened to the accumulator."""
     a = mlir().arith
     x = widen(x, dt)
     if kind is OpKind.SUM:
         return a.addf(acc, x) if dt.is_float else a.addi(acc, x)
+    if kind is OpKind.RMIN:
+        return a.minimumf(acc, x) if dt.is_float else a.minsi(acc, x)
     return a.maximumf(acc, x) if dt.is_float else a.maxsi(acc, x)
 
 
