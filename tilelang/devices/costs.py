@@ -163,6 +163,9 @@ class FloatUnit:
         inv_latency: cycles until a reciprocal's result can be used.
         exp_latency: cycles from an ``exp``'s first instruction until its result can be used (the chain of
             its dependent instructions).
+        exp_interval: cycles a loop issuing one ``exp`` per group of ``lanes`` takes per group, where a
+            measured kernel shows it to be longer than the instruction counts above allow (0: the counts
+            alone bound it).
     """
 
     lanes: int
@@ -180,6 +183,7 @@ class FloatUnit:
     inv_issue: int
     inv_latency: int
     exp_latency: int
+    exp_interval: float = 0.0
 
 
 #: Cycles from a vector ALU add or max/min's issue (integer, and bf16 max/min on AIE2 and AIE2P) until a dependent op that does not bypass can
@@ -349,6 +353,15 @@ AIE2_FLOAT = FloatUnit(
     # filter_even (II_VSHUFFLE "[2,...]"), the table gathers (II_VLDB_4X "[7,1]"), the product of the two
     # looked-up values (II_VMULf "[6,...]"): 2 + 2 + 7 + 6.
     exp_latency=17,
+    # Fitted: [KC] npu1's "bf16_exp/1024x16/bfloat16", IRON's loop of getExpBf16 over 1024 values
+    # (mlir-aie aie_kernels/activation/bf16_exp_aie2.h), takes 1007 cycles: 1007 less CALL_OVERHEAD and its
+    # loop's fill (24: load 7 + exp_latency 17 + store 1, less 1), over its 64 vectors, 15.3 cycles each
+    # (that row is calibration since). The counts above give 8: the eight table gathers per vector, each
+    # holding both load units for a cycle ([LA] aie2/AIE2Schedule.td: II_VLDB_4X books the vector read
+    # port and LOAD_UNIT_A; VLDB.4x is slot B's). What takes the other seven was not found: the kernel's
+    # own comment says "the pipeliner orders the table reads after the previous store", which puts the
+    # gathers, the product and the store of one vector on a loop-carried chain.
+    exp_interval=(1007 - 1 - 24) / 64,
 )
 
 #: AIE2P (npu2).

@@ -111,6 +111,8 @@ class Slots:
     #: the busiest slot of each loop nest, when the kernel runs more than one (:func:`kernel_slots`): the
     #: nests run one after another, so the call's slot bound is their sum
     loops: tuple[float, ...] = ()
+    #: cycles a loop's iterations cannot take less than, from a measured interval (``FloatUnit.exp_interval``)
+    interval: float = 0.0
 
     def add(self, other: Slots) -> None:
         self.load += other.load
@@ -120,6 +122,7 @@ class Slots:
         self.scalar += other.scalar
         self.fixed += other.fixed
         self.load_a += other.load_a
+        self.interval += other.interval
         for name, nbytes in other.access.items():
             self.access[name] = self.access.get(name, 0.0) + nbytes
         for name, cycles in other.streams.items():
@@ -130,7 +133,7 @@ class Slots:
         over the loop nests when there are several."""
         if self.loops:
             return sum(self.loops)
-        return max(self.load, self.store, self.vector, self.mac, self.scalar, self.load_a,
+        return max(self.load, self.store, self.vector, self.mac, self.scalar, self.load_a, self.interval,
                    max(self.streams.values(), default=0.0))
 
     def cycles(self) -> int:
@@ -396,8 +399,10 @@ def _div(op: KOp, ctx: OpContext) -> Slots:
 def _exp(op: KOp, ctx: OpContext) -> Slots:
     assert op.type is not None
     unit = _float_unit(ctx)
-    return _float_slots(_numel(op), unit, vector=unit.exp_vector_ops, mul=unit.exp_mul_ops,
-                        load=unit.exp_load_cycles)
+    slots = _float_slots(_numel(op), unit, vector=unit.exp_vector_ops, mul=unit.exp_mul_ops,
+                         load=unit.exp_load_cycles)
+    slots.interval = math.ceil(_numel(op) / unit.lanes) * unit.exp_interval
+    return slots
 
 
 @impl(OpKind.SUM, OpKind.RMAX, OpKind.RMIN)
