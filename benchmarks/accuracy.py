@@ -63,8 +63,11 @@ Figures and how each is reproduced:
   columns: the most that divide N, here all 8), simulated in mode="timing" at the
   npu2 clock (1.8 GHz), dispatch not added; compared with the best figure, 8.2.
 - [FLM] amd/IRON's iron/operators/flm/gemm/README.md measures IRON's own GEMM
-  operator (``iron.operators.GEMM``) beside its FLM GEMM, host-timed per dispatch
-  (min of interleaved rounds). On NPU1 "at its own defaults (64/64/64 over all 4
+  operator (``iron.operators.GEMM``) beside its FLM GEMM, per dispatch (min of
+  interleaved rounds; its ``benchmark.py`` times "the runtime's own ``npu_time``
+  (device-side)", which "excludes host dispatch", but the NPU1 table's "5 interleaved
+  rounds of 20 dispatches" predate that file's stored 6 rounds of 30, so what the NPU1
+  figures include is not stated). On NPU1 "at its own defaults (64/64/64 over all 4
   columns)": 1024/2048/1024 "2738 us", 1024/2560/2560 "8232 us" (the table's two
   largest shapes, where a ~100 us dispatch matters least; the smaller shapes of the
   same table are left out as the same measurement of the same design). On NPU2, the
@@ -74,7 +77,19 @@ Figures and how each is reproduced:
   the README gives the dispatch floor, "Against a ~107 us floor" (FLM_NPU2_FLOOR_US, a
   calibration row), added to the NPU2 row; it gives none for NPU1, whose rows have no
   floor added. The README's FLM GEMM rows are another design (pre-packed B, k = 512
-  tiles, fused epilogue) and are not used.
+  tiles, fused epilogue) and are not used. What the operator runs on NPU1 is what the
+  row simulates: amd/IRON iron/operators/gemm/op.py at its defaults (prio_accuracy off)
+  accumulates C in bf16 in place (``dtype_acc = dtype_out``), A on one MM2S channel and
+  B on the other of each of the 4 shims, with mlir-aie's aie2 kernel
+  (aie_kernels/linalg/mm_aie2.h ``matmul_vectorized_4x8x4_bf16_bf16``: native 4x8x4
+  bf16 mmuls, 4x4 expanded; the bfp16 flag is ignored on AIE2, as the README says). Both
+  npu1 rows are 2.5x slower than the model, which is bound there by the shim read
+  channels at the in-flight limit (15 bursts of 128 B per 500 ns, 3.8 GB/s, 99% busy);
+  the kernel alone at [KC]'s nearest measured call (64^3 bf16 -> f32, 2969 cycles) is
+  512 calls a core, 0.95 ms at 1.6 GHz or 1.5 ms at 1.0 GHz, so it cannot explain 2.74
+  ms. A slower npu1 in-flight limit would (6 gives +0.4% and +3.9%), but no public npu1
+  figure sets it, and it would put the npu1 rows that test the same path with contiguous
+  runs ([PG4c]'s DMA, [KC]'s one-core DMA rows) about 2x slow: unexplained.
 - [FLM] also: reading B "in 16-byte runs" instead of pre-packed, "B is ~70% of the
   bytes a dispatch moves, so the operator ran at ~10 GB/s instead of ~47", on NPU2
   with one B shim channel per column (8): 0.7 x 10 / 8 = 0.875 GB/s per shim
