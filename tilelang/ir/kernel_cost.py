@@ -439,30 +439,56 @@ def _reduce(op: KOp, ctx: OpContext) -> Slots:
 #: (``mac_rows4``), each row's chunks multiplied into an accumulator of its own, and folds the group's four
 #: accumulators in one tree (``pack_rows4``, ``fold_rows``).
 MATVEC_ROW_GROUP = 4
+#: The widest chunk (``VEC_SIZE``, lanes of each row's accumulator) of the matrix-vector kernel: [MA]
+#: aie_kernels/linalg/mv_bf16.cc "#define VEC_SIZE 64", python/iron/kernels/linalg.py ``mv(vec_size=64)``. A row
+#: shorter than two such chunks takes the widest power of two that leaves two ([MA]
+#: test/python/npu/kernel_cases.py, IRON's decode shapes: "at the widest vec_size that leaves at least two
+#: chunks"), and never less than the 16 lanes its fold starts from.
+MATVEC_CHUNK = 64
+#: Lanes per row the matrix-vector kernel's shuffle-and-add fold starts from: [MA] aie_kernels/linalg/mv_bf16.cc
+#: ``fold_rows<16>`` on both AIE-ML and AIE2P, after ``pack_rows4`` has halved each row's ``VEC_SIZE`` lanes
+#: down to 16 by accumulator adds ("Down to 16 lanes a halving is a permutation of accumulator quarters, so it
+#: needs no shuffle").
+MATVEC_FOLD_LANES = 16
+
+
+def _matvec_chunk(k: int) -> int:
+    """Lanes of each row's accumulator in the matrix-vector kernel for rows of ``k`` (``MATVEC_CHUNK``)."""
+    widest = 1 << max(0, (k // 2).bit_length() - 1)  # the widest power of two leaving two chunks
+    return min(k, max(MATVEC_FOLD_LANES, min(MATVEC_CHUNK, widest)))
 
 
 def _matvec(op: KOp, ctx: OpContext) -> Slots:
     """A matrix times a column, as mlir-aie's matrix-vector kernel computes it ([MA] aie_kernels/linalg/
     mv_bf16.cc): elementwise multiply-accumulates of each row's chunks with the column's (the matmul intrinsic
-    would leave all but one of its output columns idle), then each group of rows folded by a shift-and-combine
-    tree, each step waiting for the one before (programming_guide section-4d: in the 32 x 256 kernel "the
-    reduction costs 520 cycles, 45% of the kernel"); the column re-read per group. Float only: mlir-aie's
-    integer kernel (mv_i16.cc) takes A word-transposed and multiplies a column of rows at once with no tree,
-    so a row-major integer tile has no kernel to follow and keeps the matmul rule."""
+    would leave all but one of its output columns idle), then each group of rows reduced by a tree, each step
+    waiting for the one before (programming_guide section-4d: in the 32 x 256 kernel "the reduction costs 520
+    cycles, 45% of the kernel"); the column re-read per group. A row's accumulator is a chunk wide
+    (:func:`_matvec_chunk`): ``pack_rows4`` halves it to 16 lanes by accumulator adds (a float add's latency a
+    step, no shuffle), ``fold_rows<16>`` then shuffles and adds down to one lane (both each step). Float only:
+    mlir-aie's integer kernel (mv_i16.cc) takes A word-transposed and multiplies a column of rows at once with
+    no tree, so a row-major integer tile has no kernel to follow and keeps the matmul rule."""
     a, b = op.operands
     m, k = a.type.shape
     dt = a.type.dtype
     unit = _float_unit(ctx)
     lanes, latency = min(unit.lanes, k), unit.latency
     groups = math.ceil(m / MATVEC_ROW_GROUP)
-    steps = math.ceil(math.log2(lanes)) if lanes > 1 else 0
+    # AIE1 has no such kernel: its tree starts from the float unit's lanes
+    chunk = lanes if ctx.device.arch.name == "aie1" else _matvec_chunk(k)
+    fold = min(chunk, MATVEC_FOLD_LANES)
+    folds = math.ceil(math.log2(fold)) if fold > 1 else 0
+    packs = math.ceil(math.log2(chunk / fold))
+    # pack_rows4's adds: each halving adds half of the group's remaining lanes onto the other half
+    pack_ops = math.ceil(MATVEC_ROW_GROUP * (chunk - fold) / unit.lanes)
     extra_b = (groups - 1) * k * dt.bytes
     access = {}
     if isinstance(b, KOp) and b.kind is OpKind.LOAD and extra_b:
         access[b.operands[0].name] = extra_b  # type: ignore[union-attr]
-    return Slots(mac=m * math.ceil(k / lanes), vector=groups * 2 * steps,
+    return Slots(mac=m * math.ceil(k / lanes) + groups * pack_ops,
+                 vector=groups * 2 * folds,
                  load=extra_b / core_ports(ctx.device.arch.name).load_bytes,
-                 fixed=groups * steps * (SHUFFLE_LATENCY + latency), access=access)
+                 fixed=groups * (packs * latency + folds * (SHUFFLE_LATENCY + latency)), access=access)
 
 
 @impl(OpKind.MATMUL)
