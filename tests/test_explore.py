@@ -755,3 +755,46 @@ def test_warm_start_rejects_what_is_not_an_exploration_with_a_device():
     src = tl.explore(no_device, budget=2, backend=backend)
     with pytest.raises(TileLangError, match="device"):
         tl.explore(toy_space("npu2"), budget=4, backend=backend, warm_start=[src])
+
+
+@pytest.mark.parametrize("suffix", [".db", ".journal"])
+def test_a_search_on_a_machine_whose_clock_runs_ahead_does_not_overrun_a_shared_budget(tmp_path, monkeypatch, suffix):
+    # Two searches of one study on two machines whose clocks are an hour apart, a budget of one: A asks and
+    # keeps the first trial; B asks next. Ordered by the starts the study records (A's an hour ahead), B's
+    # trial came first and B went ahead too: two evaluations for a budget of one. Asked under the study's ask
+    # lock, B counts A's trial in flight and gives its own up.
+    import datetime as dt
+
+    import optuna
+    from optuna.storages._rdb import storage as rdb
+    from optuna.storages.journal import _storage as journal
+
+    from tilelang.explore import search
+
+    space = gemm_space()
+    names = space.names
+    dists = {n: optuna.distributions.CategoricalDistribution(list(range(len(c)))) for n, c in space.params.items()}
+    path = tmp_path / f"study{suffix}"
+    storage = search._storage(optuna, path)
+    study = optuna.create_study(study_name="clocks", storage=storage, direction="minimize")
+    keys = space.keys()
+    turn = search._Turn(path)
+    assert turn.locks
+
+    class Ahead(dt.datetime):  # A's machine: an hour ahead
+        @classmethod
+        def now(cls, tz=None):  # noqa: ANN001, ANN206
+            return dt.datetime.now(tz) + dt.timedelta(hours=1)
+
+    def ask_as(host: str) -> list:
+        monkeypatch.setattr(search, "_me", lambda: {"host": host, "pid": 1})
+        return search._ask(optuna, study, dists, names, space, {}, keys, 1, (), 1, turn)
+
+    with monkeypatch.context() as m:  # the start the study records: the asking machine's clock
+        m.setattr(journal, "datetime", Ahead)
+        m.setattr(rdb, "datetime", Ahead)
+        first = ask_as("machine-a")
+    second = ask_as("machine-b")
+    assert len(first) == 1 and second == []
+    running = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
+    assert [t.number for t in running] == [first[0][0].number]

@@ -77,7 +77,8 @@ POLL = 1.0
 ASKING_WAITS = 40
 ASKING_POLL = 0.05
 #: Seconds a search of a shared study lets claims land before it reads whose a trial it just claimed is (for a
-#: trial that waited in the study, or when another search has trials in flight).
+#: trial that waited in the study, or when another search has trials in flight), where it cannot take the
+#: study's ask lock (:class:`_Turn`).
 CLAIM_SETTLE = 0.1
 #: The user attribute of a trial in flight: which search asked it ({host, pid, at: its last heartbeat}).
 CLAIM = "tilelang_claim"
@@ -152,6 +153,7 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
     study, trials, done = _open_study(optuna, f"tilelang-{space.describe()}-{objective}-seed{seed}", storage,
                                       sampler, space)
     shared = storage is not None  # (a study in memory has no other search)
+    turn = _Turn(storage if shared else None)
     warm_n = min(want, max(1, math.ceil(want * PRIOR_SHARE)))
     if not study.trials and warm is None and strategy == "sample":
         for k in order[: min(len(order), warm_n)]:
@@ -159,7 +161,7 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
     if strategy == "bound":
         try:
             sweep = _BoundSweep(space, order, estimates, workers, time_limit, front)
-            evaluated = sweep.run(optuna, study, dists, runner, trials, done, want, progress, objective, shared)
+            evaluated = sweep.run(optuna, study, dists, runner, trials, done, want, progress, objective, shared, turn)
         finally:
             close()
         return Exploration(trials, objective, len(keys), budget, seed, backend_name, evaluated,
@@ -184,7 +186,8 @@ def explore(space: Space, budget: int = 40, objective: str = "cycles", seed: int
                 picks = _transfer_batch(space, features, warm, done, objective, n - len(ranked), set(ranked))
                 for k, source in [*((k, "prior") for k in ranked), *((k, "transfer") for k in picks)]:
                     study.enqueue_trial(dict(zip(names, k, strict=True)), user_attrs={"source": source})
-            batch = _ask(optuna, study, dists, names, space, done, fallback, n, claimed, want if shared else None)
+            batch = _ask(optuna, study, dists, names, space, done, fallback, n, claimed, want if shared else None,
+                         turn)
             if not batch:  # every point left is evaluated or in flight elsewhere (or the budget spoken for)
                 if not (shared and _sync(optuna, study, space, trials, done)):
                     break
@@ -349,7 +352,7 @@ class _BoundSweep:
 
     def run(self, optuna: Any, study: Any, dists: dict, runner: Callable[[list[Task]], list[dict]],
             trials: list[Trial], done: dict[Key, Trial], want: int, progress: Progress | None, objective: str,
-            shared: bool = False) -> int:
+            shared: bool = False, turn: _Turn | None = None) -> int:
         """Evaluate up to ``want`` trials in all; returns the evaluations run. Sweeps sharing a study (``shared``)
         take in each other's trials, pass over each other's points in flight, and claim theirs as
         :func:`_ask` does."""
@@ -370,13 +373,14 @@ class _BoundSweep:
             batch = []
             for k in keys:
                 source = "prior" if self.estimates.get(k) is not None else "bound"
-                ft = _ask_exact(optuna, study, dists, names, k, source, shared)
-                why = _contested(optuna, study, ft, k, names, want) if shared else None
+                with turn() if turn is not None else contextlib.nullcontext():
+                    ft = _ask_exact(optuna, study, dists, names, k, source, shared)
+                    why = _contested(optuna, study, ft, k, names, want, turn is not None and turn.locks) if shared else None
+                    if why not in (None, "theirs"):  # (a trial another search popped too is theirs to tell)
+                        _tell(optuna, study, ft, state=optuna.trial.TrialState.FAIL)
                 if why is None:
                     batch.append((ft, k, source))
                     continue
-                if why != "theirs":  # (a trial another search popped too is theirs to tell)
-                    _tell(optuna, study, ft, state=optuna.trial.TrialState.FAIL)
                 self.deferred.append(k)  # evaluated elsewhere, or taken up again if abandoned
                 if why == "budget":
                     break
@@ -592,6 +596,39 @@ def _creation_lock(path: str) -> Any:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+class _Turn:
+    """The ask lock of a shared study: an exclusive advisory lock (``flock``) on its storage file, under which
+    every search sharing the file asks a trial, claims it and decides whether it must give way
+    (:func:`_contested`), and tells a trial it gives up. Every trial in flight that a search sees while it
+    holds the lock was asked before its own and has its point, so the order of asks is the order the lock was
+    taken, whatever the searches' clocks say, and no claim has to be waited for. ``locks`` is False where there
+    is nothing to lock (no storage, a database URL) or no advisory locks (no ``fcntl``): there the searches
+    order trials by the start the study records and let claims land first (:data:`CLAIM_SETTLE`)."""
+
+    def __init__(self, storage: str | os.PathLike | None) -> None:
+        text = os.fsdecode(os.fspath(storage)) if storage is not None else ""
+        try:
+            import fcntl  # noqa: F401
+        except ImportError:
+            text = ""
+        self.path = os.path.abspath(text) if text and "://" not in text else None
+        self.locks = self.path is not None
+
+    @contextlib.contextmanager
+    def __call__(self) -> Any:
+        if self.path is None:
+            yield
+            return
+        import fcntl
+
+        with open(self.path, "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def _me() -> dict[str, Any]:
     return {"host": socket.gethostname(), "pid": os.getpid()}
 
@@ -699,38 +736,44 @@ def _sync(optuna: Any, study: Any, space: Space, trials: list[Trial], done: dict
 
 
 def _ask(optuna: Any, study: Any, dists: dict, names: list[str], space: Space, done: dict[Key, Trial],
-         fallback: list[Key], n: int, claimed: Collection[Key] = (), want: int | None = None) -> list[tuple[Any, Key, str]]:
+         fallback: list[Key], n: int, claimed: Collection[Key] = (), want: int | None = None,
+         turn: _Turn | None = None) -> list[tuple[Any, Key, str]]:
     """``n`` new points from the study, in the order asked.
 
     In a shared study (``want``: the budget, given only then) ``claimed`` are the points in flight in other
     searches, and each asked trial is claimed for this search, then given up if it is contested
-    (:func:`_contested`): the batch ends early when the budget is spoken for.
+    (:func:`_contested`), all while the search holds the study's ask lock (``turn``): the batch ends early when
+    the budget is spoken for.
     """
     state = optuna.trial.TrialState
     batch: list[tuple[Any, Key, str]] = []
     skip = set(claimed)
     misses = 0
+    locked = turn is not None and turn.locks
     while len(batch) < n:
-        try:
-            ft = study.ask(dists)
-        except optuna.exceptions.UpdateFinishedTrialError:  # (a shared study: another search popped the same
-            continue                                        # waiting trial and finished it first)
-        key = tuple(ft.params[name] for name in names)
-        taken = key in done or key in skip or any(key == k for _, k, _ in batch)
-        if not taken and want is not None and space.contains(key):
-            why = _contested(optuna, study, ft, key, names, want) if _claim(ft) else "theirs"
-            if why == "theirs":  # another search asked this very trial too (a waiting one): it is theirs
-                misses += 1
-                continue
-            if why == "budget":
-                _tell(optuna, study, ft, state=state.FAIL)
-                break
+        with turn() if turn is not None else contextlib.nullcontext():
+            try:
+                ft = study.ask(dists)
+            except optuna.exceptions.UpdateFinishedTrialError:  # (a shared study: another search popped the
+                continue                                        # same waiting trial and finished it first)
+            key = tuple(ft.params[name] for name in names)
+            taken = key in done or key in skip or any(key == k for _, k, _ in batch)
+            why = None
+            if not taken and want is not None and space.contains(key):
+                why = _contested(optuna, study, ft, key, names, want, locked) if _claim(ft) else "theirs"
             if why == "point":
                 skip.add(key)
                 taken = True
+            # a trial given up is told before the lock is let go: the next search to ask must not count it
+            if why == "budget" or (why != "theirs" and (taken or not space.contains(key))):
+                # a repeat teaches nothing (failed trials are ignored); a point outside the constraint is pruned
+                _tell(optuna, study, ft, state=state.FAIL if why == "budget" or taken else state.PRUNED)
+        if why == "theirs":  # another search asked this very trial too (a waiting one): it is theirs
+            misses += 1
+            continue
+        if why == "budget":
+            break
         if taken or not space.contains(key):
-            # a repeat teaches nothing (failed trials are ignored); a point outside the constraint is pruned
-            _tell(optuna, study, ft, state=state.FAIL if taken else state.PRUNED)
             misses += 1
             if misses >= MAX_MISSES:
                 pending = {k for _, k, _ in batch}
@@ -751,20 +794,25 @@ def _asked(t: Any) -> tuple[float, int]:
     return (_started(t, math.inf), t.number)
 
 
-def _contested(optuna: Any, study: Any, ft: Any, key: Key, names: list[str], want: int) -> str | None:
+def _contested(optuna: Any, study: Any, ft: Any, key: Key, names: list[str], want: int,
+               locked: bool = False) -> str | None:
     """Whether a trial just claimed in a shared study must give way, as every search decides alike by the
-    order the study asked its trials in (:func:`_asked`): "point" when its point is evaluated already or in flight in a trial
+    order the study asked its trials in: "point" when its point is evaluated already or in flight in a trial
     asked before it (two searches asked it at once), "budget" when the points evaluated and in flight in
     trials asked before it fill the budget, "theirs" when the trial itself is another search's (two searches
-    popped the same waiting trial, and the other's claim came last); else None."""
+    popped the same waiting trial, and the other's claim came last); else None.
+
+    ``locked``: the search holds the study's ask lock (:class:`_Turn`), under which every search asks and
+    decides: every other trial in flight was asked before this one, and has its point. Without it the order
+    is the one the study records (:func:`_asked`: the searches' clocks), and claims are let land first."""
     state = optuna.trial.TrialState
     me = _me()
     # Two searches that popped the same waiting trial both claim it within milliseconds, and the last claim
     # stays: let a claim land before reading whose the trial is, for a trial that waited in the study (every
     # enqueued trial carries its "source"; a trial the sampler made is asked by one search only), or while
     # another search has trials in flight.
-    if "source" in ft.user_attrs or not all(
-            _mine(t, me) for t in study.get_trials(deepcopy=False, states=(state.RUNNING,))):
+    if not locked and ("source" in ft.user_attrs or not all(
+            _mine(t, me) for t in study.get_trials(deepcopy=False, states=(state.RUNNING,)))):
         time.sleep(CLAIM_SETTLE)
     mine = _asked(study.get_trials(deepcopy=False)[ft.number])
     for _ in range(ASKING_WAITS + 1):
@@ -780,8 +828,8 @@ def _contested(optuna: Any, study: Any, ft: Any, key: Key, names: list[str], wan
             if t.state != state.RUNNING:
                 if ATTR in t.user_attrs:
                     evaluated.add(tuple(t.user_attrs[ATTR]["key"]))
-            elif _asked(t) < mine and not _abandoned(t.user_attrs.get(CLAIM), now, _started(t, now),
-                                                      between_batches=False):
+            elif (locked or _asked(t) < mine) and not _abandoned(t.user_attrs.get(CLAIM), now, _started(t, now),
+                                                                  between_batches=False):
                 point = _point(t, names)
                 if point is not None:
                     ahead.add(point)
