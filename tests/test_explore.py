@@ -798,3 +798,14 @@ def test_a_search_on_a_machine_whose_clock_runs_ahead_does_not_overrun_a_shared_
     assert len(first) == 1 and second == []
     running = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
     assert [t.number for t in running] == [first[0][0].number]
+
+
+def test_a_lock_file_that_cannot_be_opened_is_a_tilelang_error(tmp_path):
+    # the ask lock's file sits beside the storage; where it cannot be made the search says so (not a raw OSError)
+    from tilelang.explore import search
+
+    turn = search._Turn(tmp_path / "study.journal")
+    assert turn.path == str(tmp_path / "study.journal") + ".tilelang-lock"
+    turn.path = str(tmp_path / "no-such-dir" / "study.journal.tilelang-lock")
+    with pytest.raises(tl.TileLangError, match=r"cannot open the lock file .*beside the storage"), turn():
+        pass

@@ -597,7 +597,9 @@ def _creation_lock(path: str) -> Any:
 
 
 class _Turn:
-    """The ask lock of a shared study: an exclusive advisory lock (``flock``) on its storage file, under which
+    """The ask lock of a shared study: an exclusive advisory lock (``flock``) on a file beside its storage file
+    (the storage's name and ``.tilelang-lock``, opened by nothing else: on NFS, where Linux takes ``flock`` as
+    a POSIX lock, closing any other descriptor of a locked file would let the lock go), under which
     every search sharing the file asks a trial, claims it and decides whether it must give way
     (:func:`_contested`), and tells a trial it gives up. Every trial in flight that a search sees while it
     holds the lock was asked before its own and has its point, so the order of asks is the order the lock was
@@ -611,7 +613,7 @@ class _Turn:
             import fcntl  # noqa: F401
         except ImportError:
             text = ""
-        self.path = os.path.abspath(text) if text and "://" not in text else None
+        self.path = os.path.abspath(text) + ".tilelang-lock" if text and "://" not in text else None
         self.locks = self.path is not None
 
     @contextlib.contextmanager
@@ -621,7 +623,12 @@ class _Turn:
             return
         import fcntl
 
-        with open(self.path, "a") as fh:
+        try:
+            fh = open(self.path, "a")  # noqa: SIM115 - closed below, after the lock is let go
+        except OSError as e:
+            raise TileLangError(f"explore: cannot open the lock file {self.path!r} beside the storage ({e.strerror}); "
+                                f"give a storage in a directory this process can write") from None
+        with fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:
                 yield
