@@ -807,5 +807,5 @@ def test_a_lock_file_that_cannot_be_opened_is_a_tilelang_error(tmp_path):
     turn = search._Turn(tmp_path / "study.journal")
     assert turn.path == str(tmp_path / "study.journal") + ".tilelang-lock"
     turn.path = str(tmp_path / "no-such-dir" / "study.journal.tilelang-lock")
-    with pytest.raises(tl.TileLangError, match=r"cannot open the lock file .*beside the storage"), turn():
+    with pytest.raises(tl.TileLangError, match=r"cannot open .*tilelang-lock.* to lock it"), turn():
         pass

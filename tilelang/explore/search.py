@@ -357,6 +357,7 @@ class _BoundSweep:
         take in each other's trials, pass over each other's points in flight, and claim theirs as
         :func:`_ask` does."""
         names = self.space.names
+        turn = turn if turn is not None else _Turn(None)
         evaluated = 0
         while len(done) < want:
             # a shared study: the others' finished trials join ours (and their cycles the incumbents); their
@@ -373,9 +374,9 @@ class _BoundSweep:
             batch = []
             for k in keys:
                 source = "prior" if self.estimates.get(k) is not None else "bound"
-                with turn() if turn is not None else contextlib.nullcontext():
+                with turn():
                     ft = _ask_exact(optuna, study, dists, names, k, source, shared)
-                    why = _contested(optuna, study, ft, k, names, want, turn is not None and turn.locks) if shared else None
+                    why = _contested(optuna, study, ft, k, names, want, turn.locks) if shared else None
                     if why not in (None, "theirs"):  # (a trial another search popped too is theirs to tell)
                         _tell(optuna, study, ft, state=optuna.trial.TrialState.FAIL)
                 if why is None:
@@ -567,8 +568,10 @@ def _storage(optuna: Any, storage: str | os.PathLike | None) -> Any:
         raise TileLangError(f"explore: storage {text!r} {what}; give a file path (.db for SQLite, else a journal)")
     if text.endswith((".db", ".sqlite", ".sqlite3")):
         # several searches may share the file: a writer waits up to a minute for another's transaction; the
-        # first to open a new file makes Optuna's tables while the others wait (:func:`_creation_lock`)
-        with _creation_lock(text):
+        # first to open a new file makes Optuna's tables while the others wait under a lock on the file: two
+        # searches starting together would otherwise both make them, and one would fail ("table studies already
+        # exists", optuna/optuna issue 1092; two creating one study is Optuna's own case, ``load_if_exists``)
+        with _file_lock(text):
             return optuna.storages.RDBStorage(f"sqlite:///{os.path.abspath(text)}",
                                               engine_kwargs={"connect_args": {"timeout": 60}})
     from optuna.storages import JournalStorage
@@ -577,18 +580,34 @@ def _storage(optuna: Any, storage: str | os.PathLike | None) -> Any:
     return JournalStorage(JournalFileBackend(os.path.abspath(text)))
 
 
-@contextlib.contextmanager
-def _creation_lock(path: str) -> Any:
-    """Hold an exclusive lock on an SQLite storage file while Optuna opens it: two searches starting together
-    on a new file would otherwise both create Optuna's tables, and one would fail ("table studies already
-    exists", optuna/optuna issue 1092). (Two creating one study is Optuna's own case: ``load_if_exists``.)
-    Journals lock themselves."""
+def _can_lock() -> bool:
+    """Whether this system has advisory file locks (``fcntl.flock``)."""
     try:
-        import fcntl
-    except ImportError:  # (no advisory locks on this system: searches sharing a new file start one at a time)
+        import fcntl  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def _file_lock(path: str) -> Any:
+    """Hold an exclusive advisory lock (``flock``) on the file ``path`` (made if missing: an empty file is also a
+    new SQLite database); without advisory locks on this system, hold nothing.
+
+    Raises:
+        TileLangError: the file cannot be opened, naming it and the cause.
+    """
+    if not _can_lock():
         yield
         return
-    with open(path, "a") as fh:  # (an empty file is a new SQLite database)
+    import fcntl
+
+    try:
+        fh = open(path, "a")  # noqa: SIM115 - closed below, after the lock is let go
+    except OSError as e:
+        raise TileLangError(f"explore: cannot open {path!r} to lock it ({e.strerror}); give a storage in a directory "
+                            f"this process can write") from None
+    with fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
@@ -608,32 +627,13 @@ class _Turn:
     order trials by the start the study records and let claims land first (:data:`CLAIM_SETTLE`)."""
 
     def __init__(self, storage: str | os.PathLike | None) -> None:
-        text = os.fsdecode(os.fspath(storage)) if storage is not None else ""
-        try:
-            import fcntl  # noqa: F401
-        except ImportError:
-            text = ""
+        text = os.fsdecode(os.fspath(storage)) if storage is not None and _can_lock() else ""
         self.path = os.path.abspath(text) + ".tilelang-lock" if text and "://" not in text else None
         self.locks = self.path is not None
 
-    @contextlib.contextmanager
     def __call__(self) -> Any:
-        if self.path is None:
-            yield
-            return
-        import fcntl
-
-        try:
-            fh = open(self.path, "a")  # noqa: SIM115 - closed below, after the lock is let go
-        except OSError as e:
-            raise TileLangError(f"explore: cannot open the lock file {self.path!r} beside the storage ({e.strerror}); "
-                                f"give a storage in a directory this process can write") from None
-        with fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        """The lock, held while the ``with`` block runs (nothing where :attr:`locks` is False)."""
+        return _file_lock(self.path) if self.path is not None else contextlib.nullcontext()
 
 
 def _me() -> dict[str, Any]:
@@ -756,9 +756,9 @@ def _ask(optuna: Any, study: Any, dists: dict, names: list[str], space: Space, d
     batch: list[tuple[Any, Key, str]] = []
     skip = set(claimed)
     misses = 0
-    locked = turn is not None and turn.locks
+    turn = turn if turn is not None else _Turn(None)
     while len(batch) < n:
-        with turn() if turn is not None else contextlib.nullcontext():
+        with turn():
             try:
                 ft = study.ask(dists)
             except optuna.exceptions.UpdateFinishedTrialError:  # (a shared study: another search popped the
@@ -767,7 +767,7 @@ def _ask(optuna: Any, study: Any, dists: dict, names: list[str], space: Space, d
             taken = key in done or key in skip or any(key == k for _, k, _ in batch)
             why = None
             if not taken and want is not None and space.contains(key):
-                why = _contested(optuna, study, ft, key, names, want, locked) if _claim(ft) else "theirs"
+                why = _contested(optuna, study, ft, key, names, want, turn.locks) if _claim(ft) else "theirs"
             if why == "point":
                 skip.add(key)
                 taken = True

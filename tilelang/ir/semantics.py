@@ -117,11 +117,14 @@ def _matmul(a: np.ndarray, b: np.ndarray, acc: DType) -> np.ndarray:
     return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(acc.numpy)
 
 
+#: The reductions that pick one of their operands: exact in any dtype.
+_PICK = {OpKind.RMAX: np.max, OpKind.RMIN: np.min}
+
+
 def _reduce(kind: OpKind, x: np.ndarray, dt: DType, axes: tuple[int, ...]) -> np.ndarray:
-    if kind is OpKind.RMAX:
-        return np.max(_as(x, dt), axis=axes).astype(dt.numpy)
-    if kind is OpKind.RMIN:
-        return np.min(_as(x, dt), axis=axes).astype(dt.numpy)
+    pick = _PICK.get(kind)
+    if pick is not None:
+        return pick(_as(x, dt), axis=axes).astype(dt.numpy)
     if dt.is_int:
         return np.sum(x.astype(np.int64).astype(np.uint64), axis=axes).astype(dt.numpy)
     return np.sum(x.astype(np.float64), axis=axes).astype(dt.numpy)
