@@ -170,15 +170,22 @@ Figures and how each is reproduced:
   measurement); int8 stands in for uint8 in a copy. npu1's copy of 1024 int16 sets
   CALL_OVERHEAD (the simplest kernel: a load and a store per vector, whose cycles
   beyond its loop's are the call's own). npu1's exp of 1024 bf16 sets AIE-ML's
-  ``FloatUnit.exp_interval``: IRON's loop of ``getExpBf16`` takes 15.3 cycles a vector
+  ``FloatUnit.exp.interval``: IRON's loop of ``getExpBf16`` takes 15.3 cycles a vector
   where its instructions' counts give 8 (tilelang/devices/costs.py); its dispatch-time
   row below runs the same kernel and calibrates with it. The softmax rows, whose exp
   pass is the same ``getExpBf16`` (mlir-aie ``aie_kernels/activation/softmax_aie2.h``),
   test it. Shown, not counted: npu2's plain-bf16 matmul
-  (a mode the model does not price) and npu2's exp (IRON's table-lookup kernel on
-  AIE2P, where the model prices the native exp2). Not taken: the norms (no sqrt in the
-  DSL), tanh-based activations (gelu, silu, sigmoid, swiglu), exp2f and log (no exp2
-  or log), argmax, transposes, column-major operands, bfp16 and uint8
+  (a mode the model does not price), npu2's exp (IRON's table-lookup kernel on
+  AIE2P, where the model prices the native exp2) and npu2's ``use_lut=True`` builds of
+  the tanh-based activations (the model prices AIE2P's tanh as the default build's
+  native vtanh). Taken by the same rule once the DSL had ``tl.sqrt``, ``tl.rsqrt`` and
+  ``tl.tanh`` (rows chosen before any was simulated; no constant set from them): tanh,
+  sigmoid, silu (1024 and 4096), gelu and swiglu, written as mlir-aie's
+  ``aie_kernels/activation`` kernels compute them (sigmoid as 0.5 + 0.5 tanh(x/2)),
+  and one row of rms_norm, layer_norm (bf16) and layer_norm_f32, tl.library's norm
+  kernels (``rms_norm_eps`` and ``gelu_sized`` measure a size already taken, and
+  ``layer_norm_affine_cast``'s operand roles are not stated). Not taken: exp2f and
+  log (no exp2 or log), argmax, transposes, column-major operands, bfp16 and uint8
   vision or convolution kernels, ``mul_add`` and ``affine_cast`` (operand roles not
   stated), ``compute_max`` and the ``mv/8192x256`` row (their shapes not stated by the
   row's name alone), fused and attention kernels. The rows were first read from the
@@ -282,6 +289,7 @@ import simulator  # noqa: E402
 import tilelang as tl  # noqa: E402
 from simulator import cost  # noqa: E402
 from tilelang.devices.cascade_rules import cascade_spec  # noqa: E402
+from tilelang.library.elementwise import gelu, sigmoid, silu  # noqa: E402
 
 NPU1 = tl.device("npu1")
 AIE1 = tl.device("xcvc1902")
@@ -712,6 +720,16 @@ def _kc_elementwise(op: str, n: int, dt, out=None):
         # f32), so the scalar is taken in the tiles' dtype (the DSL refuses mixed operands)
         def k(x: x_t, y: x_t, z: o_t, a: dt):
             z[...] = a * x + y
+    elif op in ("tanh", "sigmoid", "silu", "gelu"):
+        fn = {"tanh": tl.tanh, "sigmoid": sigmoid, "silu": silu,
+              "gelu": gelu}[op]
+
+        def k(a: x_t, c: o_t):
+            c[...] = fn(a)
+    elif op == "swiglu":
+        # mlir-aie aie_kernels/activation/swiglu.cc: three inputs, (x * w1) * silu(x * w2)
+        def k(x: x_t, w1: x_t, w2: x_t, c: o_t):
+            c[...] = (x * w1) * silu(x * w2)
     elif op == "convert":
         def k(a: x_t, c: o_t):
             c[...] = a.astype(out)
@@ -757,6 +775,13 @@ def _kc_matvec(m: int, k: int, dt, out, accumulate: bool):
 def kc_cycles(build: Callable[[], object], device: str) -> float:
     """[KC] cycles of one call of the kernel ``build`` makes, priced by the cost model on ``device``."""
     return cost.kernel_cycles(build(), tl.device(device))
+
+
+def _kc_norm(kind: str, cols: int, dt):
+    """mlir-aie's ``aie_kernels/norm`` kernels: one row of ``cols`` per call (tl.library's norm kernels)."""
+    from tilelang.library.norm import layer_norm_kernel, rms_norm_kernel
+
+    return (rms_norm_kernel if kind == "rms" else layer_norm_kernel)(1, cols, dt)
 
 
 def _kc_softmax(n: int):
@@ -805,6 +830,30 @@ KC_ROWS = [
      80, 49),
     ("softmax of 1024 bf16", "softmax/1024x16/bfloat16", lambda: _kc_softmax(1024), 1845, 993),
     ("softmax of 2048 bf16", "softmax/2048x16/bfloat16/llama-prefill", lambda: _kc_softmax(2048), 3253, 1905),
+    ("tanh of 1024 bf16", "tanh/1024x16/bfloat16", lambda: _kc_elementwise("tanh", 1024, tl.bf16), 709, 138),
+    ("sigmoid of 1024 bf16", "sigmoid/1024x16/bfloat16", lambda: _kc_elementwise("sigmoid", 1024, tl.bf16), 952,
+     118),
+    ("silu of 1024 bf16", "silu/1024x16/bfloat16", lambda: _kc_elementwise("silu", 1024, tl.bf16), 1170, 186),
+    ("silu of 4096 bf16", "silu_sized/4096x16/bfloat16/llama-prefill",
+     lambda: _kc_elementwise("silu", 4096, tl.bf16), 4562, 666),
+    ("gelu of 1024 bf16", "gelu/1024x16/bfloat16", lambda: _kc_elementwise("gelu", 1024, tl.bf16), 1751, 337),
+    ("swiglu of 1024 bf16", "swiglu/1024x16/bfloat16", lambda: _kc_elementwise("swiglu", 1024, tl.bf16), 2054, 396),
+    ("tanh of 1024 bf16, table build", "tanh/1024x16/bfloat16/use_lut=True/lut",
+     lambda: _kc_elementwise("tanh", 1024, tl.bf16), None, 510),
+    ("sigmoid of 1024 bf16, table build", "sigmoid/1024x16/bfloat16/use_lut=True/lut",
+     lambda: _kc_elementwise("sigmoid", 1024, tl.bf16), None, 510),
+    ("silu of 1024 bf16, table build", "silu/1024x16/bfloat16/use_lut=True/lut",
+     lambda: _kc_elementwise("silu", 1024, tl.bf16), None, 576),
+    ("gelu of 1024 bf16, table build", "gelu/1024x16/bfloat16/use_lut=True/lut",
+     lambda: _kc_elementwise("gelu", 1024, tl.bf16), None, 1768),
+    ("swiglu of 1024 bf16, table build", "swiglu/1024x16/bfloat16/use_lut=True/lut",
+     lambda: _kc_elementwise("swiglu", 1024, tl.bf16), None, 842),
+    ("rms_norm of a 1024 bf16 row", "rms_norm/1024x16/bfloat16/cols=1024", lambda: _kc_norm("rms", 1024, tl.bf16),
+     429, 308),
+    ("layer_norm of a 1024 bf16 row", "layer_norm/1024x16/bfloat16/cols=1024",
+     lambda: _kc_norm("layer", 1024, tl.bf16), 508, 380),
+    ("layer_norm of a 1024 f32 row", "layer_norm_f32/1024x16/float32/cols=1024",
+     lambda: _kc_norm("layer", 1024, tl.f32), 1605, 1306),
     ("zero 4096 i32", "zero/4096x4/int32", lambda: _kc_elementwise("zero", 4096, tl.i32), 518, 262),
     ("zero 4096 bf16 (mm's C init)", "mm/64x64x64x16/bfloat16/emulate_bf16_mmul_with_bfp16=True/llama-prefill "
      "\"init[2] min\"", lambda: _kc_elementwise("zero", 4096, tl.bf16), None, 134),
@@ -835,9 +884,15 @@ KC_SHOWN = {
 }
 
 
+for _stem in ("tanh", "sigmoid", "silu", "gelu", "swiglu"):
+    KC_SHOWN[(f"{_stem}/1024x16/bfloat16/use_lut=True/lut", "npu2")] = (
+        "IRON's table-lookup build (use_lut=True) on npu2, where the model prices AIE2P's tanh as the native "
+        "vtanh of its default build (aie_kernels/common/activations.h)")
+
+
 #: [KC] rows that set a constant, by (row name, device): the constant.
 KC_CALIBRATION = {("passthrough/1024x16/int16", "npu1"): "CALL_OVERHEAD",
-                  ("bf16_exp/1024x16/bfloat16", "npu1"): "AIE-ML's FloatUnit.exp_interval (cycles per vector of a "
+                  ("bf16_exp/1024x16/bfloat16", "npu1"): "AIE-ML's FloatUnit.exp.interval (cycles per vector of a "
                                                          "loop of table-lookup exps)"}
 
 
@@ -881,6 +936,8 @@ KCD_ROWS = [
     ("clamp 1024 bf16", "clamp/1024x{}/bfloat16", "npu1", (162.02, 1.8), (290.18, 3.8)),
     ("exp of 1024 bf16", "bf16_exp/1024x{}/bfloat16", "npu1", (179.43, 2.2), (450.93, 4.9)),
     ("convert 1024 f32 -> bf16", "convert_copy/1024x{}/float32_bfloat16", "npu1", (174.16, 1.6), (429.72, 7.0)),
+    ("tanh of 1024 bf16", "tanh/1024x{}/bfloat16", "npu1", (167.58, 1.7), (367.77, 7.4)),
+    ("silu of 1024 bf16", "silu/1024x{}/bfloat16", "npu1", (178.09, 1.5), (496.56, 9.0)),
     ("min of 1024 i32", "reduce_min/1024x{}/int32", "npu1", (172.81, 2.2), (429.34, 4.9)),
     ("min of 1024 bf16", "reduce_min/1024x{}/bfloat16", "npu1", (162.68, 1.9), (291.74, 4.5)),
     ("copy 2048 i32", "passthrough/2048x{}/int32", "npu2", (90.22, 0.8), (231.46, 0.8)),

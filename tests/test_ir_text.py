@@ -108,6 +108,7 @@ def every_op_kernel() -> Kernel:
     h = op(K.CONST, value=0.5, dtype=bf16)
     u = op(K.MAX, op(K.MIN, op(K.SUB, op(K.ADD, x, s), h), s), op(K.DIV, x, s))
     u = op(K.RELU, op(K.EXP, op(K.ABS, op(K.NEG, op(K.MUL, u, h)))))
+    u = op(K.TANH, op(K.RSQRT, op(K.SQRT, u)))
     big = op(K.CONST, value=float("-inf"), dtype=f32)
     n = op(K.CONST, value=-7, dtype=i16)
     cmp = [op(kind, x, s) for kind in (K.LT, K.LE, K.GT, K.GE, K.EQ)]
@@ -471,7 +472,7 @@ def test_design_parse_errors(npu1: object, old: str, new: str, message: str) -> 
 
 # -- property: random kernels round-trip exactly ------------------------------------------
 
-UNARY = (K.NEG, K.ABS, K.EXP, K.RELU)
+UNARY = (K.NEG, K.ABS, K.EXP, K.SQRT, K.RSQRT, K.TANH, K.RELU)
 BINARY = (K.ADD, K.SUB, K.MUL, K.DIV, K.MAX, K.MIN, K.LT, K.LE, K.GT, K.GE, K.EQ, K.NE)
 KINDS = (*UNARY, *BINARY, K.CAST, K.CONST, K.WHERE, K.MATMUL, K.SUM, K.RMAX, K.RMIN, K.SLICE, K.LOAD)
 

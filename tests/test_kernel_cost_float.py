@@ -80,6 +80,38 @@ def test_exp_without_an_instruction_costs_more_than_an_add():
         assert kernel_cycles(_unary(n, dt, exp), dev) > add
 
 
+def test_aie1_square_roots_run_value_by_value_on_the_scalar_unit():
+    # UG1079: the scalar unit has sqrt and invsqrt hardware, the vector unit none; AM009: one result a
+    # cycle; AIE-API's aie1 elementary.hpp loops over a vector's values with the scalar call.
+    for f in (tl.sqrt, tl.rsqrt):
+        for n in (64, 1024):
+            assert kernel_slots(_unary(n, tl.f32, f), AIE1).scalar >= n
+
+
+def test_aieml_tanh_is_bound_by_its_table_lookup():
+    # mlir-aie lut_based_ops.h tanh_bf16_v16: one load_lut_2x_float gather per 16 values, four parallel
+    # accesses a cycle (UG1603 "Lookup Tables"); AIE2 has no tanh instruction (aie_arch.h).
+    n = 1024
+    assert kernel_cycles(_unary(n, tl.bf16, tl.tanh), AIEML) >= n / 4
+
+
+def test_aie2p_native_tanh_is_cheaper_than_aieml_table_tanh():
+    # AIE2P: llvm-aie IntrinsicsAIE2P.td int_aie2p_tanh (16 lanes, one instruction); AIE-ML: the table above.
+    for n in (256, 1024, 4096):
+        k = _unary(n, tl.bf16, tl.tanh)
+        assert kernel_cycles(k, AIE2P) < kernel_cycles(k, AIEML)
+
+
+def test_aieml_rsqrt_costs_at_least_its_newton_step_and_sqrt_one_multiply_more():
+    # mlir-aie vec_math.h getRsqrtBf16: x * 0.5, y * x2 twice, 1.5 - x2 (an accumulator add) and t * y, each
+    # on the multiplier, per 16 lanes; getSqrtBf16 multiplies the result by x once more.
+    n = 1024
+    rsqrt = kernel_slots(_unary(n, tl.bf16, tl.rsqrt), AIEML)
+    sqrt = kernel_slots(_unary(n, tl.bf16, tl.sqrt), AIEML)
+    assert rsqrt.mac >= 5 * n / 16
+    assert sqrt.mac >= rsqrt.mac + n / 16
+
+
 # AIE-ML's bf16 max is a vector ALU instruction, not the float pipeline's: llvm-aie's
 # aie2/AIE2GenFixupInstrInfo.td "def VMAX_LT_BF16 : AIE2_vec_bf_min_max_inst_mv", whose itinerary
 # (AIE2Schedule.td II_VMAX_LT, "[2,2,1,1,...]") writes the result in E2 and reads operands in E1.

@@ -20,6 +20,13 @@ UNARY = {
     "abs": (abs, np.abs),
     "relu": (tl.relu, lambda a: np.maximum(a, 0)),
 }
+#: The float functions (float tiles only), against numpy's own.
+FUNCTIONS = {
+    "exp": (tl.exp, np.exp),
+    "sqrt": (tl.sqrt, np.sqrt),
+    "rsqrt": (tl.rsqrt, lambda a: np.float32(1) / np.sqrt(a)),
+    "tanh": (tl.tanh, np.tanh),
+}
 
 
 def wrap(x: np.ndarray, dt) -> np.ndarray:
@@ -81,11 +88,17 @@ def test_binary_ops_match_numpy(op, dt, shape, bcast, seed):
     same(c, np.broadcast_to(want, shape), dt)
 
 
-@settings(max_examples=40, deadline=None)
-@given(op=st.sampled_from(sorted(UNARY)), dt=st.sampled_from(DTYPES), shape=shapes, seed=st.integers(0, 2**32 - 1))
-def test_unary_ops_match_numpy(op, dt, shape, seed):
+#: (op, dtype) pairs: the unary ops on every dtype, the float functions on float dtypes.
+UNARY_CASES = [(op, dt) for op in sorted(UNARY) for dt in DTYPES] + [
+    (op, dt) for op in sorted(FUNCTIONS) for dt in (tl.bf16, tl.f32)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=st.sampled_from(UNARY_CASES), shape=shapes, seed=st.integers(0, 2**32 - 1))
+def test_unary_ops_and_float_functions_match_numpy(case, shape, seed):
+    op, dt = case
     rng = np.random.default_rng(seed)
-    traced, direct = UNARY[op]
+    traced, direct = {**UNARY, **FUNCTIONS}[op]
 
     def fn(a: tl.Tile[shape, dt], c: tl.Tile[shape, dt]):
         c[...] = traced(a)

@@ -181,7 +181,7 @@ def test_elementwise_on_aie1_feeds_every_core_from_the_shims():
 @pytest.mark.parametrize(
     ("args", "kwargs", "message"),
     [
-        (("gelu", 1024), {}, "unknown op 'gelu'"),
+        (("erf", 1024), {}, "unknown op 'erf'"),
         (("add", 1000), {"tile": 256}, "multiple of cores x chunk"),
         (("add", 8192), {"cores": (4, 1), "tile": 256}, "4 cores per column is more than"),
         (("add", 4096), {"scalars": {"k": 1}}, "scalars= is for a tl.kernel"),
@@ -413,6 +413,83 @@ def test_softmax_bf16_within_the_documented_bound():
 def test_softmax_needs_floats():
     with pytest.raises(tl.DesignError, match="float dtype"):
         tl.library.softmax(16, 64, dtype=tl.i32)
+
+
+# -- rms_norm and layer_norm ---------------------------------------------------------------------
+
+
+def rms_reference(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64)
+    return x / np.sqrt((x * x).mean(axis=1, keepdims=True) + 1e-5)
+
+
+def layer_reference(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64)
+    c = x - x.mean(axis=1, keepdims=True)
+    return c / np.sqrt((c * c).mean(axis=1, keepdims=True) + 1e-5)
+
+
+@pytest.mark.parametrize(("factory", "reference"), [(tl.library.rms_norm, rms_reference),
+                                                     (tl.library.layer_norm, layer_reference)])
+@pytest.mark.parametrize(("device", "dtype", "cores"), [("npu1", tl.bf16, 4), ("npu2", tl.bf16, 8),
+                                                        ("npu1", tl.f32, 2), ("xcvc1902", tl.f32, 2)])
+def test_norms_equal_numpy_within_the_documented_bound(factory, reference, device, dtype, cores):
+    rows, cols = 16, 256
+    d = factory(rows, cols, dtype=dtype, device=device, cores=cores, rows_per_tile=2)
+    # an offset and a spread per row: layer_norm's centring matters, rms_norm's scale differs by row
+    x = (RNG.standard_normal((rows, cols)) * RNG.uniform(0.5, 8, (rows, 1)) + RNG.uniform(-4, 4, (rows, 1)))
+    x = x.astype(np.float32).astype(dtype.numpy)
+    got = run(d, A=x).outputs["C"].astype(np.float64)
+    want = reference(x)
+    bound = (2.0**-8 if dtype.name == "bf16" else 1e-6) * np.abs(want).max()
+    assert np.abs(got - want).max() <= bound
+
+
+def test_layer_norm_of_a_row_far_from_zero_keeps_its_digits():
+    """The variance of the centred row: E[x^2] - E[x]^2 in f32 would lose every digit of a row 1000 +- 0.01."""
+    x = (1000 + RNG.uniform(-0.01, 0.01, (4, 64))).astype(np.float32)
+    got = run(tl.library.layer_norm(4, 64, dtype=tl.f32), A=x).outputs["C"].astype(np.float64)
+    want = layer_reference(x)
+    assert np.abs(got - want).max() <= 1e-2 * np.abs(want).max()
+
+
+def test_norms_refuse_integers_and_bad_eps():
+    with pytest.raises(tl.DesignError, match="rms_norm needs a float dtype"):
+        tl.library.rms_norm(4, 64, dtype=tl.i16)
+    with pytest.raises(tl.DesignError, match="layer_norm: eps must be a finite number"):
+        tl.library.layer_norm(4, 64, eps=-1.0)
+    with pytest.raises(tl.DesignError, match="rows must be a multiple|multiple of cores"):
+        tl.library.rms_norm(6, 64, cores=4)
+
+
+# -- the float functions and activations ---------------------------------------------------------
+
+ACTIVATIONS = {
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "tanh": np.tanh,
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "silu": lambda x: x / (1 + np.exp(-x)),
+    "gelu": lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3))),
+}
+
+
+@pytest.mark.parametrize("op", sorted(ACTIVATIONS))
+@pytest.mark.parametrize(("device", "dtype"), [("npu1", tl.bf16), ("npu2", tl.f32), ("xcvc1902", tl.f32)])
+def test_named_float_functions_equal_numpy(op, device, dtype):
+    d = tl.library.elementwise(op, 2048, dtype=dtype, device=device, cores=2, tile=512)
+    lo = 0.25 if op in ("sqrt", "rsqrt") else -6.0
+    x = RNG.uniform(lo, 6, 2048).astype(np.float32).astype(dtype.numpy)
+    got = run(d, A=x).outputs["C"].astype(np.float64)
+    want = ACTIVATIONS[op](x.astype(np.float64))
+    tol = 2.0**-6 if dtype.name == "bf16" else 1e-6
+    assert np.abs(got - want).max() <= tol * np.abs(want).max()
+
+
+def test_named_float_functions_refuse_integers():
+    for op in ("exp", "gelu"):
+        with pytest.raises(tl.DesignError, match=f"elementwise: '{op}' needs a float dtype"):
+            tl.library.elementwise(op, 2048)  # the default dtype, i32
 
 
 # -- every factory's design is plain IR ------------------------------------------------------------

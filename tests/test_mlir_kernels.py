@@ -423,6 +423,49 @@ def test_exp_within_tolerance(dt) -> None:
     )
 
 
+@pytest.mark.parametrize("dt", FLOATS)
+def test_sqrt_and_rsqrt_are_exact_including_zeros_negatives_and_infinities(dt) -> None:
+    """IEEE square roots round correctly on both sides, so MLIR's equals numpy's bit for bit; rsqrt is the
+    root then its reciprocal (1/+0 = inf, 1/-0 = -inf, sqrt(-1) = NaN)."""
+
+    @tl.kernel
+    def roots(x: tl.Tile[(64,), dt], y: tl.Tile[(64,), dt], z: tl.Tile[(64,), dt]):
+        y[...] = tl.sqrt(x)
+        z[...] = tl.rsqrt(x) * 2.0
+
+    rng = np.random.default_rng(3)
+    x = random_array(rng, (64,), dt)
+    x[:6] = np.array([0.0, -0.0, -1.0, np.inf, 2.0, 1e-30], np.float32).astype(dt.numpy)
+    got, want = run_both(roots, {"x": x, "y": np.zeros(64, dt.numpy), "z": np.zeros(64, dt.numpy)})
+    assert_exact(got["y"], want["y"])
+    assert_exact(got["z"], want["z"])
+    assert_exact(want["y"][:5], np.array([0.0, -0.0, np.nan, np.inf, np.sqrt(2.0)]).astype(dt.numpy))
+    assert_exact(want["z"][:4], np.array([np.inf, -np.inf, np.nan, 0.0]).astype(dt.numpy))
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_tanh_within_tolerance(dt) -> None:
+    @tl.kernel
+    def t(x: tl.Tile[(64,), dt], y: tl.Tile[(64,), dt]):
+        y[...] = tl.tanh(x) * 0.5 + 0.5  # the sigmoid of 2x
+
+    x = np.linspace(-12, 12, 64).astype(np.float32).astype(dt.numpy)
+    got, want = run_both(t, {"x": x, "y": np.zeros(64, dt.numpy)})
+    np.testing.assert_allclose(
+        got["y"].astype(np.float64), want["y"].astype(np.float64), rtol=TOL[dt.name], atol=TOL[dt.name]
+    )
+    np.testing.assert_allclose(want["y"].astype(np.float64), 1 / (1 + np.exp(-2 * x.astype(np.float64))),
+                               rtol=TOL[dt.name], atol=TOL[dt.name])
+
+
+@pytest.mark.parametrize("fn", [tl.sqrt, tl.rsqrt, tl.tanh])
+def test_the_float_functions_refuse_integer_tiles(fn) -> None:
+    with pytest.raises(tl.KernelError, match=f"{fn.__name__} needs a float tile"):
+        @tl.kernel
+        def bad(x: tl.Tile[(8,), tl.i32], y: tl.Tile[(8,), tl.i32]):
+            y[...] = fn(x)
+
+
 def test_float_division_including_zeros_is_exact() -> None:
     @tl.kernel
     def dv(a: tl.Tile[(8,), tl.f32], b: tl.Tile[(8,), tl.f32], c: tl.Tile[(8,), tl.f32], d: tl.Tile[(8,), tl.bf16]):

@@ -250,6 +250,32 @@ def test_a_fill_repeated_more_than_the_repeat_field_holds_goes_through_mlir_aie(
         _through(plan, level, f"matvec with {blocks} row blocks")
 
 
+@pytest.mark.parametrize(("device", "dtype"), [("npu1", tl.bf16), ("npu2", tl.f32), ("xcvc1902", tl.f32)])
+def test_the_float_functions_go_through_mlir_aie_and_equal_numpy(device: str, dtype) -> None:  # noqa: ANN001
+    """``tl.sqrt``, ``tl.rsqrt`` and ``tl.tanh`` in one kernel on two cores: the simulated output is numpy's
+    (each function in f32, rounded to the dtype once), and mlir-aie lowers every core to LLVM IR at both
+    levels (``math.sqrt``, ``math.tanh``)."""
+    d = tl.library.elementwise(lambda a: tl.tanh(a) + tl.sqrt(a) * tl.rsqrt(a + 1.0), 2 * 256, dtype=dtype,
+                               device=device, cores=2, tile=256)
+    plan = tl.plan(d, strategy="greedy")
+    a = np.random.default_rng(6).uniform(0, 9, 2 * 256).astype(np.float32).astype(dtype.numpy)
+    x = a.astype(np.float32)
+    r = np.float32(1) / np.sqrt(x + np.float32(1))
+    if dtype.name == "bf16":  # each op's result rounded to bf16, as the kernel's values are
+        b = lambda v: np.asarray(v, np.float32).astype(dtype.numpy).astype(np.float32)  # noqa: E731
+        want = b(b(np.tanh(x)) + b(b(np.sqrt(x)) * b(np.float32(1) / np.sqrt(b(x + np.float32(1))))))
+    else:
+        want = np.tanh(x) + np.sqrt(x) * r
+    got = tl.simulate(plan, A=a).outputs["C"].astype(np.float32)
+    np.testing.assert_array_equal(got, want.astype(dtype.numpy).astype(np.float32))
+    if _routed_by_mlir_aie_slowly(device, "objectfifo"):
+        levels: tuple[str, ...] = ("physical",)
+    else:
+        levels = ("objectfifo", "physical")
+    for level in levels:
+        _through(plan, level, f"sqrt, rsqrt and tanh on {device}, {dtype}")
+
+
 @pytest.mark.parametrize(("device", "dtype"), [("npu1", tl.f32), ("npu1", tl.i32), ("xcvc1902", tl.f32)])
 def test_a_min_reduction_goes_through_mlir_aie_and_equals_numpy(device: str, dtype) -> None:  # noqa: ANN001
     """``tl.min`` (the library's min reduction over two cores): numpy's minimum, and cores mlir-aie lowers to

@@ -36,7 +36,10 @@ from tilelang.frontend.kernel import (
     min,
     minimum,
     relu,
+    rsqrt,
+    sqrt,
     sum,
+    tanh,
     where,
 )
 from tilelang.ir.dtypes import bf16, f32, i8, i16, i32
@@ -113,8 +116,11 @@ __all__ = [
     "pattern",
     "range",
     "relu",
+    "rsqrt",
     "split",
+    "sqrt",
     "sum",
+    "tanh",
     "tiles",
     "where",
 ]

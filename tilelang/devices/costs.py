@@ -132,6 +132,30 @@ def intrinsic_shape(macs: float) -> tuple[int, int, int]:
 
 
 @dataclass(frozen=True)
+class Elementary:
+    """How one float function (exp, sqrt, 1 / sqrt, tanh) is computed per group of ``FloatUnit.lanes`` values.
+
+    Attributes:
+        vector_ops: vector-slot instructions.
+        mul_ops: multiplier-slot instructions.
+        load_cycles: load-unit cycles (table lookups).
+        latency: cycles from its first instruction until its result can be used (the chain of its
+            dependent instructions).
+        interval: cycles a loop issuing one per group takes per group, where a measured kernel shows it
+            to be longer than the counts above allow (0: the counts alone bound it).
+        scalar: scalar-unit cycles per value (a function the vector units do not compute: one value at a
+            time on the scalar unit, moved there and back).
+    """
+
+    vector_ops: int
+    mul_ops: int
+    load_cycles: float
+    latency: int
+    interval: float = 0.0
+    scalar: int = 0
+
+
+@dataclass(frozen=True)
 class FloatUnit:
     """What the kernel cost model knows of one architecture's floating-point vector work.
 
@@ -156,16 +180,9 @@ class FloatUnit:
         convert_out_store: a conversion out of the accumulators is a store-slot instruction, and
             free for a result that is stored (the store converts).
         f32_mul_ops: multiplier ops per f32 multiply (more than 1 where emulated).
-        exp_vector_ops: vector-slot ops of ``exp``.
-        exp_mul_ops: multiplier ops of ``exp``.
-        exp_load_cycles: load-unit cycles of ``exp`` (table lookups).
         inv_issue: scalar-unit cycles one float reciprocal occupies.
         inv_latency: cycles until a reciprocal's result can be used.
-        exp_latency: cycles from an ``exp``'s first instruction until its result can be used (the chain of
-            its dependent instructions).
-        exp_interval: cycles a loop issuing one ``exp`` per group of ``lanes`` takes per group, where a
-            measured kernel shows it to be longer than the instruction counts above allow (0: the counts
-            alone bound it).
+        exp, sqrt, rsqrt, tanh: how each float function is computed (:class:`Elementary`).
     """
 
     lanes: int
@@ -177,13 +194,16 @@ class FloatUnit:
     convert_in_load: bool
     convert_out_store: bool
     f32_mul_ops: int
-    exp_vector_ops: int
-    exp_mul_ops: int
-    exp_load_cycles: float
     inv_issue: int
     inv_latency: int
-    exp_latency: int
-    exp_interval: float = 0.0
+    exp: Elementary
+    sqrt: Elementary
+    rsqrt: Elementary
+    tanh: Elementary
+
+    def function(self, name: str) -> Elementary:
+        """The :class:`Elementary` of the float function ``name`` (an op kind's value)."""
+        return getattr(self, name)
 
 
 #: Cycles from a vector ALU add or max/min's issue (integer, and bf16 max/min on AIE2 and AIE2P) until a dependent op that does not bypass can
@@ -273,24 +293,37 @@ AIE1_FLOAT = FloatUnit(
     convert_in_load=False,
     convert_out_store=False,
     f32_mul_ops=1,  # native fp32 multiplier ([AM009] FPMPY)
-    # No exp instruction ([UG1079] "Floating-Point Operations": scalar hardware is sqrt, invsqrt,
-    # inverse, abs, min, max) and no lookup-table hardware ([UG1529] "Lookup Tables": "only available
-    # from AIE-ML"), so exp is a range reduction plus polynomial. Counted on [MA]
-    # aie_kernels/aie2p/exp2_poly.h, its generic (Horner) branch, and its caller
-    # aie_kernels/aie2p/bf16_exp.cc: x * log2(e) (1 mul); round by adding and subtracting 1.5 * 2^23,
-    # compare, two selects, three subtracts for k and f (9 vector ops); a degree-5 Horner
-    # polynomial, each step one fpmac on AIE1 (5 mul); 2^k into the exponent field, a shift and an
-    # add (2 vector ops): 11 vector + 6 multiplier ops per vector.
-    exp_vector_ops=11,
-    exp_mul_ops=6,
-    exp_load_cycles=0.0,
     # [UG1079] "There are no divide scalar or vector intrinsic functions ... vector division can be
     # implemented via an inverse and multiply"; [AM009] "Scalar Unit": non-linear functions "take one
     # or four cycles to produce scalar results. The throughput ... is one cycle".
     inv_issue=1,
     inv_latency=4,
-    # Estimate, unconfirmed: the polynomial's six multiplies in a chain, each the float pipeline's 6.
-    exp_latency=36,
+    exp=Elementary(
+        # No exp instruction ([UG1079] "Floating-Point Operations": scalar hardware is sqrt, invsqrt,
+        # inverse, abs, min, max) and no lookup-table hardware ([UG1529] "Lookup Tables": "only available
+        # from AIE-ML"), so exp is a range reduction plus polynomial. Counted on [MA]
+        # aie_kernels/aie2p/exp2_poly.h, its generic (Horner) branch, and its caller
+        # aie_kernels/aie2p/bf16_exp.cc: x * log2(e) (1 mul); round by adding and subtracting 1.5 * 2^23,
+        # compare, two selects, three subtracts for k and f (9 vector ops); a degree-5 Horner
+        # polynomial, each step one fpmac on AIE1 (5 mul); 2^k into the exponent field, a shift and an
+        # add (2 vector ops): 11 vector + 6 multiplier ops per vector.
+        vector_ops=11,
+        mul_ops=6,
+        load_cycles=0.0,
+        # Estimate, unconfirmed: the polynomial's six multiplies in a chain, each the float pipeline's 6.
+        latency=36,
+    ),
+    # [UG1079] "Floating-Point Operations": "The scalar unit floating-point hardware support includes square
+    # root, inverse square root, inverse ..."; [AM009] "Scalar Unit": non-linear functions "take one or four
+    # cycles to produce scalar results. The throughput ... is one cycle"; AIE-API's aie1 elementary.hpp
+    # computes a vector sqrt or invsqrt value by value with the scalar calls (_sqrtf, invsqrt).
+    sqrt=Elementary(vector_ops=0, mul_ops=0, load_cycles=0.0, latency=4, scalar=1),
+    rsqrt=Elementary(vector_ops=0, mul_ops=0, load_cycles=0.0, latency=4, scalar=1),
+    # Estimate: no tanh hardware nor lookup tables ([UG1079]; [UG1529] "Lookup Tables": from AIE-ML on), so
+    # tanh(x) = 1 - 2 / (exp(2x) + 1) on the exp above: its 11 vector and 6 multiply ops, 2x and the final
+    # product (2 multiplies), the add and the subtract (2 vector ops), and a scalar inverse per value;
+    # latency the chain: multiply 6, exp 36, add 6, inverse 4, multiply 6, subtract 6.
+    tanh=Elementary(vector_ops=13, mul_ops=8, load_cycles=0.0, latency=64, scalar=1),
 )
 
 #: AIE-ML (AIE2: xcve2802, npu1).
@@ -332,15 +365,6 @@ AIE2_FLOAT = FloatUnit(
     # Estimate, unconfirmed: [AM020] / [UG1603] f32 is emulated with bf16 products; three
     # partial products (the "fast" accuracy mode), as aie2.py's f32 MAC rate assumes.
     f32_mul_ops=3,
-    # [MA] aie_runtime_lib/AIE2/lut_based_ops.h getExpBf16, used by aie_kernels/aie2/softmax.cc,
-    # per 16 lanes: bfloat16_to_int, filter_even, and the final to_v16bfloat16 (3 vector ops),
-    # one aie::mul of the two looked-up factors (1 multiplier op), and two parallel_lookup
-    # fetches of 16 values from aie::lut<4, ...> tables: [UG1603] "Lookup Tables and Linear
-    # Approximation": the layout allows "four parallel accesses", so 16 values take 4 cycles of
-    # the load units per table, 8 for the two.
-    exp_vector_ops=3,
-    exp_mul_ops=1,
-    exp_load_cycles=8.0,
     # No float hardware in the scalar unit ([AM020] "Functional Overview": "No floating point
     # unit: Supported through emulation"; AM027 adds a hardware inverse only for AIE-ML v2).
     # [MA] aie_runtime_lib/AIE2/lut_based_ops.h getInvBf16, the bf16 reciprocal mlir-aie uses:
@@ -349,19 +373,47 @@ AIE2_FLOAT = FloatUnit(
     # issue rate is one instruction per cycle"), each depending on the one before.
     inv_issue=10,
     inv_latency=10,
-    # [LA] aie2/AIE2Schedule.td, getExpBf16's chain: the bf16 to int conversion (II_VFLOORs32bf16 "[2,...]"),
-    # filter_even (II_VSHUFFLE "[2,...]"), the table gathers (II_VLDB_4X "[7,1]"), the product of the two
-    # looked-up values (II_VMULf "[6,...]"): 2 + 2 + 7 + 6.
-    exp_latency=17,
-    # Fitted: [KC] npu1's "bf16_exp/1024x16/bfloat16", IRON's loop of getExpBf16 over 1024 values
-    # (mlir-aie aie_kernels/activation/bf16_exp_aie2.h), takes 1007 cycles: 1007 less CALL_OVERHEAD and its
-    # loop's fill (24: load 7 + exp_latency 17 + store 1, less 1), over its 64 vectors, 15.3 cycles each
-    # (that row is calibration since). The counts above give 8: the eight table gathers per vector, each
-    # holding both load units for a cycle ([LA] aie2/AIE2Schedule.td: II_VLDB_4X books the vector read
-    # port and LOAD_UNIT_A; VLDB.4x is slot B's). What takes the other seven was not found: the kernel's
-    # own comment says "the pipeliner orders the table reads after the previous store", which puts the
-    # gathers, the product and the store of one vector on a loop-carried chain.
-    exp_interval=(1007 - 1 - 24) / 64,
+    exp=Elementary(
+        # [MA] aie_runtime_lib/AIE2/lut_based_ops.h getExpBf16, used by aie_kernels/aie2/softmax.cc,
+        # per 16 lanes: bfloat16_to_int, filter_even, and the final to_v16bfloat16 (3 vector ops),
+        # one aie::mul of the two looked-up factors (1 multiplier op), and two parallel_lookup
+        # fetches of 16 values from aie::lut<4, ...> tables: [UG1603] "Lookup Tables and Linear
+        # Approximation": the layout allows "four parallel accesses", so 16 values take 4 cycles of
+        # the load units per table, 8 for the two.
+        vector_ops=3,
+        mul_ops=1,
+        load_cycles=8.0,
+        # [LA] aie2/AIE2Schedule.td, getExpBf16's chain: the bf16 to int conversion (II_VFLOORs32bf16 "[2,...]"),
+        # filter_even (II_VSHUFFLE "[2,...]"), the table gathers (II_VLDB_4X "[7,1]"), the product of the two
+        # looked-up values (II_VMULf "[6,...]"): 2 + 2 + 7 + 6.
+        latency=17,
+        # Fitted: [KC] npu1's "bf16_exp/1024x16/bfloat16", IRON's loop of getExpBf16 over 1024 values
+        # (mlir-aie aie_kernels/activation/bf16_exp_aie2.h), takes 1007 cycles: 1007 less CALL_OVERHEAD and its
+        # loop's fill (24: load 7 + its latency 17 + store 1, less 1), over its 64 vectors, 15.3 cycles each
+        # (that row is calibration since). The counts above give 8: the eight table gathers per vector, each
+        # holding both load units for a cycle ([LA] aie2/AIE2Schedule.td: II_VLDB_4X books the vector read
+        # port and LOAD_UNIT_A; VLDB.4x is slot B's). What takes the other seven was not found: the kernel's
+        # own comment says "the pipeliner orders the table reads after the previous store", which puts the
+        # gathers, the product and the store of one vector on a loop-carried chain.
+        interval=(1007 - 1 - 24) / 64,
+    ),
+    # [MA] aie_runtime_lib/AIE2/vec_math.h getRsqrtBf16, the AIE-ML lowering of math.rsqrt (mlir-aie
+    # test/unit_tests/aievec_tests/aie2/bf16_rsqrt_*): Quake's estimate (a shift and an integer subtract) and
+    # one Newton step: x * 0.5, two products with y, 1.5 - x2 (an accumulator add: add_on_mac) and the last
+    # product: 5 multiplier ops; 2 vector ALU ops and 7 conversions (5 to bf16, 2 back): 9 vector ops.
+    # Latency, its chain: multiply 6, convert 2, multiply 6, convert 2, multiply 6, convert 2, convert 2,
+    # add 6, convert 2, multiply 6, convert 2 ([LA] aie2/AIE2Schedule.td II_VMULf "[6,...]", II_VCONV "[2,...]").
+    rsqrt=Elementary(vector_ops=9, mul_ops=5, load_cycles=0.0, latency=42),
+    # [MA] vec_math.h getSqrtBf16: x * getRsqrtBf16(x), one multiply and one conversion more.
+    sqrt=Elementary(vector_ops=10, mul_ops=6, load_cycles=0.0, latency=50),
+    # [MA] aie_runtime_lib/AIE2/lut_based_ops.h, tanh_bf16_v16 (aie_kernels/activation/tanh.cc on AIE2; AIE2 has
+    # no tanh instruction, aie_kernels/aie_arch.h AIE_HAS_NATIVE_TANH 0): 32 linear segments over [-4, 4), per
+    # 16 lanes a clamp (min, max), the float to index conversion, two shuffles of the coefficients, one
+    # insert and the result's conversion (7 vector ops), one multiply-accumulate (offset + slope * x), and
+    # one load_lut_2x_float gather of 16 values: four accesses a cycle ([UG1603] "Lookup Tables"), 4 cycles.
+    # Latency, its chain: min 2, max 2, the conversion 2 (II_VFLOORs32bf16), the gather 7 (II_VLDB_4X), a
+    # shuffle 2, the multiply-accumulate 6, the conversion 2.
+    tanh=Elementary(vector_ops=7, mul_ops=1, load_cycles=4.0, latency=23),
 )
 
 #: AIE2P (npu2).
@@ -387,20 +439,32 @@ AIE2P_FLOAT = FloatUnit(
     # [MA] aie_kernels/aie2p/exp2_poly.h: "an f32 aie::mul is emulated with 32-lane bf16 products";
     # the count of partial products is AIE2's estimate.
     f32_mul_ops=3,
-    # Native exp2: [UG1529] "Elementary Functions": aie::exp2 requires arch XDNA2 (bf16 result);
-    # [MA] aie_kernels/aie2p/exp2_bf16.h: "aie::exp2<bfloat16> on AIE2P. AIE2 has no exp2".
-    # [MA] aie_kernels/aie2p/softmax.cc, per vector: the multiply by log2(e) (1 multiplier op),
-    # to_vector<float> and exp2 (2 vector ops). One exp2 per 16 lanes a cycle is an estimate; the
-    # counts are per 32 lanes (``lanes``), so twice those per 16.
-    exp_vector_ops=4,
-    exp_mul_ops=2,
-    exp_load_cycles=0.0,
     inv_issue=10,  # estimate, unconfirmed: AIE2's emulated reciprocal
     inv_latency=10,
-    # [LA] aie2p/AIE2PGenSchedule.td: the multiply by log2(e), II_VMUL_f_vmul_bf_vmul_bf_core_X_X
-    # "[/*dst*/6, ...]", into the accumulator II_VEXP2 reads ("[/*dst*/2, /*src*/1]"; AIE2PInstrPatterns.td
-    # selects int_aie2p_exp2 on an ACC512 to VEXP2): 6 + 2.
-    exp_latency=8,
+    exp=Elementary(
+        # Native exp2: [UG1529] "Elementary Functions": aie::exp2 requires arch XDNA2 (bf16 result);
+        # [MA] aie_kernels/aie2p/exp2_bf16.h: "aie::exp2<bfloat16> on AIE2P. AIE2 has no exp2".
+        # [MA] aie_kernels/aie2p/softmax.cc, per vector: the multiply by log2(e) (1 multiplier op),
+        # to_vector<float> and exp2 (2 vector ops). One exp2 per 16 lanes a cycle is an estimate; the
+        # counts are per 32 lanes (``lanes``), so twice those per 16.
+        vector_ops=4,
+        mul_ops=2,
+        load_cycles=0.0,
+        # [LA] aie2p/AIE2PGenSchedule.td: the multiply by log2(e), II_VMUL_f_vmul_bf_vmul_bf_core_X_X
+        # "[/*dst*/6, ...]", into the accumulator II_VEXP2 reads ("[/*dst*/2, /*src*/1]"; AIE2PInstrPatterns.td
+        # selects int_aie2p_exp2 on an ACC512 to VEXP2): 6 + 2.
+        latency=8,
+    ),
+    # [MA] aie_runtime_lib/AIE2P/vec_math.h: getRsqrtBf16 and getSqrtBf16 as AIE-ML's, each multiply one
+    # 32-lane instruction here (AIE2P's native INVSQRT is scalar only: [LA] IntrinsicsAIE2P.td
+    # int_aie2p_invsqrt on a float).
+    rsqrt=Elementary(vector_ops=9, mul_ops=5, load_cycles=0.0, latency=42),
+    sqrt=Elementary(vector_ops=10, mul_ops=6, load_cycles=0.0, latency=50),
+    # Native tanh: [LA] IntrinsicsAIE2P.td int_aie2p_tanh, 16 f32 lanes in, bf16 out; [MA]
+    # aie_kernels/common/activations.h (the AIE2P default, "one vtanh instruction"): per 16 lanes a conversion
+    # into f32 and one vtanh, so per 32 lanes 4 vector ops. Latency: the conversion 2, then VTANH's 2
+    # ([LA] aie2p/AIE2PGenSchedule.td II_VTANH "[/*dst*/2, /*src*/1]", a move-slot instruction).
+    tanh=Elementary(vector_ops=4, mul_ops=0, load_cycles=0.0, latency=4),
 )
 
 #: The float unit of each architecture (``Device.arch.name``).

@@ -152,6 +152,21 @@ def exp(x: object) -> tracing.TileValue:
     return tracing.unary(OpKind.EXP, x)
 
 
+def sqrt(x: object) -> tracing.TileValue:
+    """Elementwise square root (float tiles; NaN below zero, as numpy)."""
+    return tracing.unary(OpKind.SQRT, x)
+
+
+def rsqrt(x: object) -> tracing.TileValue:
+    """Elementwise 1 / sqrt(x) (float tiles): the square root, then its reciprocal, each rounded."""
+    return tracing.unary(OpKind.RSQRT, x)
+
+
+def tanh(x: object) -> tracing.TileValue:
+    """Elementwise hyperbolic tangent (float tiles)."""
+    return tracing.unary(OpKind.TANH, x)
+
+
 def relu(x: object) -> tracing.TileValue:
     """Elementwise max(x, 0)."""
     return tracing.unary(OpKind.RELU, x)

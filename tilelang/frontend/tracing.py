@@ -204,6 +204,8 @@ _NUMPY_HABITS = {
     "clip": "use tl.minimum(tl.maximum(x, lo), hi)",
     "dot": "use x @ y",
     "exp": "use tl.exp(x)",
+    "sqrt": "use tl.sqrt(x)",
+    "tanh": "use tl.tanh(x)",
     "copy": "use the value itself (kernel values are immutable)",
 }
 

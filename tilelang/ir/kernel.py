@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from tilelang.errors import KernelError
 from tilelang.ir.dtypes import DType, accumulator, i1
 from tilelang.ir.index import Index, broadcast_shapes, index_shape, normalize_index
-from tilelang.ir.ops import BINARY, COMPARE, REDUCE, UNARY, OpKind
+from tilelang.ir.ops import BINARY, COMPARE, ELEMENTARY, REDUCE, UNARY, OpKind
 from tilelang.ir.types import TileType
 
 
@@ -106,8 +106,8 @@ def infer_type(kind: OpKind, operands: tuple, attrs: dict) -> TileType | None:
         return None
     types = [_type_of(x) for x in operands]
     if kind in UNARY:
-        if kind is OpKind.EXP and not types[0].dtype.is_float:
-            raise KernelError(f"exp needs a float tile, got {types[0].dtype}; use .astype(tl.f32) first")
+        if kind in ELEMENTARY and not types[0].dtype.is_float:
+            raise KernelError(f"{kind.value} needs a float tile, got {types[0].dtype}; use .astype(tl.f32) first")
         if types[0].dtype.kind == "bool":
             raise KernelError(f"{kind.value} does not apply to booleans")
         return types[0]

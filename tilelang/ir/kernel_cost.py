@@ -73,7 +73,7 @@ from tilelang.devices.model import Device
 from tilelang.errors import SimulationError
 from tilelang.ir.dtypes import DType
 from tilelang.ir.kernel import Kernel, KOp, OpKind, Param, index_shape
-from tilelang.ir.ops import REDUCE
+from tilelang.ir.ops import ELEMENTARY, REDUCE
 
 #: Integer division has no vector instruction: a scalar loop, cycles per element.
 #: Estimate, unconfirmed (a 32-bit shift-subtract divide step per bit is ~32 cycles;
@@ -111,7 +111,7 @@ class Slots:
     #: the busiest slot of each loop nest, when the kernel runs more than one (:func:`kernel_slots`): the
     #: nests run one after another, so the call's slot bound is their sum
     loops: tuple[float, ...] = ()
-    #: cycles a loop's iterations cannot take less than, from a measured interval (``FloatUnit.exp_interval``)
+    #: cycles a loop's iterations cannot take less than, from a measured interval (``Elementary.interval``)
     interval: float = 0.0
 
     def add(self, other: Slots) -> None:
@@ -395,13 +395,19 @@ def _div(op: KOp, ctx: OpContext) -> Slots:
     return slots
 
 
-@impl(OpKind.EXP)
-def _exp(op: KOp, ctx: OpContext) -> Slots:
+@impl(*ELEMENTARY)
+def _function(op: KOp, ctx: OpContext) -> Slots:
+    """exp, sqrt, 1 / sqrt, tanh: the architecture's instructions for each (``FloatUnit.function``); one the
+    vector units do not compute runs value by value on the scalar unit."""
     assert op.type is not None
     unit = _float_unit(ctx)
-    slots = _float_slots(_numel(op), unit, vector=unit.exp_vector_ops, mul=unit.exp_mul_ops,
-                         load=unit.exp_load_cycles)
-    slots.interval = math.ceil(_numel(op) / unit.lanes) * unit.exp_interval
+    f = unit.function(op.kind.value)
+    n = _numel(op)
+    slots = _float_slots(n, unit, vector=f.vector_ops, mul=f.mul_ops, load=f.load_cycles)
+    slots.interval = math.ceil(n / unit.lanes) * f.interval
+    if f.scalar:
+        moves = RECIPROCAL_MOVE_OPS if _is_vector(op) else 0
+        slots.add(Slots(scalar=n * f.scalar, vector=n * moves))
     return slots
 
 
@@ -629,8 +635,8 @@ def nest_latency(members: list[KOp], ctx: OpContext) -> int:
         if k in _CHAIN_FREE:
             return 0
         fl = _is_float(op) or any(_is_float(x) for x in op.operands if isinstance(x, KOp | Param))
-        if k is OpKind.EXP and unit is not None:
-            return unit.exp_latency
+        if k in ELEMENTARY and unit is not None:
+            return unit.function(k.value).latency
         if k is OpKind.CAST:
             folded = (unit is not None and unit.convert_in_load and isinstance(op.operands[0], KOp)
                       and op.operands[0].kind is OpKind.LOAD) or stored(op)

@@ -17,6 +17,9 @@ class OpKind(enum.Enum):
     NEG = "neg"
     ABS = "abs"
     EXP = "exp"
+    SQRT = "sqrt"
+    RSQRT = "rsqrt"
+    TANH = "tanh"
     RELU = "relu"
     CAST = "cast"
     # elementwise binary (numpy broadcasting)
@@ -42,7 +45,9 @@ class OpKind(enum.Enum):
     RMIN = "reduce_min"
 
 
-UNARY = frozenset({OpKind.NEG, OpKind.ABS, OpKind.EXP, OpKind.RELU})
+#: The float functions: exp, sqrt, 1 / sqrt and tanh (float tiles only).
+ELEMENTARY = frozenset({OpKind.EXP, OpKind.SQRT, OpKind.RSQRT, OpKind.TANH})
+UNARY = frozenset({OpKind.NEG, OpKind.ABS, OpKind.RELU}) | ELEMENTARY
 BINARY = frozenset({OpKind.ADD, OpKind.SUB, OpKind.MUL, OpKind.DIV, OpKind.MAX, OpKind.MIN})
 COMPARE = frozenset({OpKind.LT, OpKind.LE, OpKind.GT, OpKind.GE, OpKind.EQ, OpKind.NE})
 REDUCE = frozenset({OpKind.SUM, OpKind.RMAX, OpKind.RMIN})

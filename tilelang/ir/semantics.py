@@ -24,7 +24,7 @@ import numpy as np
 from tilelang.errors import KernelError
 from tilelang.ir.dtypes import DType
 from tilelang.ir.kernel import Index, Kernel, KOp, OpKind, Param
-from tilelang.ir.ops import REDUCE
+from tilelang.ir.ops import REDUCE, UNARY
 from tilelang.ir.types import TileType
 
 Env = dict[int, np.ndarray]
@@ -83,6 +83,11 @@ _COMPARE: dict[OpKind, Callable] = {
 }
 
 
+#: The float functions, in the compute dtype (rsqrt: the square root rounded, then its reciprocal rounded).
+_FUNCTIONS = {OpKind.EXP: np.exp, OpKind.SQRT: np.sqrt, OpKind.RSQRT: lambda x: np.reciprocal(np.sqrt(x)),
+              OpKind.TANH: np.tanh}
+
+
 def _unary(kind: OpKind, x: np.ndarray, dt: DType) -> np.ndarray:
     x = _as(x, dt)
     with np.errstate(all="ignore"):
@@ -90,8 +95,8 @@ def _unary(kind: OpKind, x: np.ndarray, dt: DType) -> np.ndarray:
             return _round(np.negative(x), dt)
         if kind is OpKind.ABS:
             return _round(np.abs(x), dt)
-        if kind is OpKind.EXP:
-            return _round(np.exp(x), dt)
+        if kind in _FUNCTIONS:
+            return _round(_FUNCTIONS[kind](x), dt)
         return _round(np.maximum(x, np.zeros((), x.dtype)), dt)
 
 
@@ -153,7 +158,7 @@ def eval_op(op: KOp, args: list[np.ndarray], params: dict[str, np.ndarray]) -> n
         return _COMPARE[kind](_as(args[0], dt.dtype), _as(args[1], dt.dtype))
     if kind in (OpKind.ADD, OpKind.SUB, OpKind.MUL, OpKind.DIV, OpKind.MAX, OpKind.MIN):
         return _binary(kind, args[0], args[1], t.dtype)
-    if kind in (OpKind.NEG, OpKind.ABS, OpKind.EXP, OpKind.RELU):
+    if kind in UNARY:
         return _unary(kind, args[0], t.dtype)
     if kind is OpKind.CAST:
         src = _operand_type(op.operands[0]).dtype

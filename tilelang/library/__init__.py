@@ -10,13 +10,16 @@ core grid; plan it with ``tl.plan`` and run it with ``tl.simulate``.
 - :func:`reduction`: sum or max of a vector, partials combined along a chain.
 - :func:`conv2d`: k x k convolution as a sliding-window line-buffer stencil.
 - :func:`softmax`: row-wise softmax.
+- :func:`rms_norm`, :func:`layer_norm`: row-wise normalisations.
 """
 
 from tilelang.library.conv2d import conv2d
 from tilelang.library.elementwise import elementwise
 from tilelang.library.matmul import matmul, pack_streams, unpack_streams
 from tilelang.library.matvec import matvec
+from tilelang.library.norm import layer_norm, rms_norm
 from tilelang.library.reduction import reduction
 from tilelang.library.softmax import softmax
 
-__all__ = ["conv2d", "elementwise", "matmul", "matvec", "pack_streams", "reduction", "softmax", "unpack_streams"]
+__all__ = ["conv2d", "elementwise", "layer_norm", "matmul", "matvec", "pack_streams", "reduction", "rms_norm", "softmax",
+           "unpack_streams"]

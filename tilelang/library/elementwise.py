@@ -19,7 +19,7 @@ from tilelang.errors import DesignError
 from tilelang.frontend.design import core
 from tilelang.frontend.design import range as tl_range
 from tilelang.frontend.kernel import abs as tl_abs
-from tilelang.frontend.kernel import exp, maximum, minimum, relu
+from tilelang.frontend.kernel import exp, maximum, minimum, relu, rsqrt, sqrt, tanh
 from tilelang.ir.design import Design
 from tilelang.ir.dtypes import DType, i32
 from tilelang.ir.kernel import ExternKernel, Kernel
@@ -38,6 +38,25 @@ from tilelang.library._common import (
 )
 from tilelang.library._movement import ShimLimits, column_groups, gather, issue, scatter
 
+#: sqrt(2 / pi), gelu's tanh approximation (Hendrycks and Gimpel; mlir-aie aie_kernels/activation/gelu.cc).
+_GELU_SCALE = 0.7978845608028654
+
+
+def sigmoid(a: object) -> object:
+    """1 / (1 + exp(-a)) as 0.5 + 0.5 tanh(a / 2) (mlir-aie aie_kernels/activation/sigmoid.cc)."""
+    return tanh(a * 0.5) * 0.5 + 0.5
+
+
+def silu(a: object) -> object:
+    """a * sigmoid(a) (mlir-aie aie_kernels/activation/silu.cc)."""
+    return a * sigmoid(a)
+
+
+def gelu(a: object) -> object:
+    """0.5 a (1 + tanh(sqrt(2 / pi) (a + 0.044715 a^3))), the tanh approximation."""
+    return a * 0.5 * (tanh((a + a * a * a * 0.044715) * _GELU_SCALE) + 1.0)
+
+
 #: The named operations: name -> (arity, function of traced tiles).
 OPS: dict[str, tuple[int, Callable[..., object]]] = {
     "copy": (1, lambda a: a),
@@ -45,6 +64,12 @@ OPS: dict[str, tuple[int, Callable[..., object]]] = {
     "abs": (1, tl_abs),
     "relu": (1, relu),
     "exp": (1, exp),
+    "sqrt": (1, sqrt),
+    "rsqrt": (1, rsqrt),
+    "tanh": (1, tanh),
+    "sigmoid": (1, sigmoid),
+    "silu": (1, silu),
+    "gelu": (1, gelu),
     "add": (2, lambda a, b: a + b),
     "sub": (2, lambda a, b: a - b),
     "mul": (2, lambda a, b: a * b),
@@ -54,12 +79,18 @@ OPS: dict[str, tuple[int, Callable[..., object]]] = {
 }
 
 
+#: The named ops of float tiles only.
+FLOAT_OPS = frozenset({"exp", "sqrt", "rsqrt", "tanh", "sigmoid", "silu", "gelu"})
+
+
 def _kernel_from(op: str | Callable[..., object], tile: int, dtype: DType) -> tuple[Kernel, dict[str, str]]:
     """A kernel over ``(tile,)`` chunks for a named op or a callable, and its tensor names."""
     if isinstance(op, str):
         if op not in OPS:
             raise DesignError(f"elementwise: unknown op {op!r}; named ops are {sorted(OPS)}, or pass a tl.kernel "
                               f"or a function of tiles")
+        if op in FLOAT_OPS and not dtype.is_float:
+            raise DesignError(f"elementwise: {op!r} needs a float dtype (dtype=tl.bf16 or tl.f32), got {dtype}")
         arity, fn = OPS[op]
         inputs, name = ["a", "b"][:arity], op
     else:
@@ -216,7 +247,8 @@ def elementwise(op: str | Kernel | ExternKernel | Callable[..., object], n: int,
 
     Args:
         op: what each chunk computes, one of
-            - a named op: unary ``"copy" "neg" "abs" "relu" "exp"`` (tensors A -> C)
+            - a named op: unary ``"copy" "neg" "abs" "relu" "exp" "sqrt" "rsqrt" "tanh"
+              "sigmoid" "silu" "gelu"`` (the last three float only: docs/library.md) (tensors A -> C)
               or binary ``"add" "sub" "mul" "div" "max" "min"`` (A, B -> C);
             - a function of traced tiles, ``lambda a, b: tl.maximum(a, b) * 2``
               (inputs named after its parameters upper-cased, output C);

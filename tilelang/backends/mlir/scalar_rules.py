@@ -150,6 +150,22 @@ def _exp(args: list, dts: list[DType], out: DType, attrs: dict) -> object:
     return narrow(mlir().math.exp(widen(args[0], out)), out)
 
 
+@register(OpKind.SQRT)
+def _sqrt(args: list, dts: list[DType], out: DType, attrs: dict) -> object:
+    return narrow(mlir().math.sqrt(widen(args[0], out)), out)
+
+
+@register(OpKind.RSQRT)
+def _rsqrt(args: list, dts: list[DType], out: DType, attrs: dict) -> object:
+    # the square root, then its reciprocal, each rounded (numpy's 1 / np.sqrt(x); math.rsqrt lowers the same)
+    return narrow(mlir().arith.divf(const_compute(out, 1.0), mlir().math.sqrt(widen(args[0], out))), out)
+
+
+@register(OpKind.TANH)
+def _tanh(args: list, dts: list[DType], out: DType, attrs: dict) -> object:
+    return narrow(mlir().math.tanh(widen(args[0], out)), out)
+
+
 @register(OpKind.RELU)
 def _relu(args: list, dts: list[DType], out: DType, attrs: dict) -> object:
     a = mlir().arith
