@@ -504,6 +504,9 @@ def test_named_float_functions_refuse_integers():
         lambda: tl.library.matvec(256, 64, cores=4),
         lambda: tl.library.conv2d(10, 10, 4, 8, cores=(2, 2)),
         lambda: tl.library.softmax(16, 32, cores=2),
+        lambda: tl.library.rms_norm(16, 32, cores=2, rows_per_tile=2),
+        lambda: tl.library.layer_norm(16, 32, dtype=tl.f32, cores=2),
+        lambda: tl.library.elementwise("gelu", 2048, dtype=tl.bf16, cores=2, tile=256),
     ],
 )
 def test_library_designs_print_and_parse_back(make):
