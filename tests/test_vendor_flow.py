@@ -250,8 +250,10 @@ def test_a_fill_repeated_more_than_the_repeat_field_holds_goes_through_mlir_aie(
         _through(plan, level, f"matvec with {blocks} row blocks")
 
 
-@pytest.mark.parametrize(("device", "dtype"), [("npu1", tl.bf16), ("npu2", tl.f32), ("xcvc1902", tl.f32)])
-def test_the_float_functions_go_through_mlir_aie_and_equal_numpy(device: str, dtype) -> None:  # noqa: ANN001
+@pytest.mark.parametrize(("device", "dtype", "level"), [
+    pytest.param(device, dtype, level, marks=[pytest.mark.slow] if _routed_by_mlir_aie_slowly(device, level) else [])
+    for device, dtype in (("npu1", tl.bf16), ("npu2", tl.f32), ("xcvc1902", tl.f32)) for level in vendor.LEVELS])
+def test_the_float_functions_go_through_mlir_aie_and_equal_numpy(device: str, dtype, level: str) -> None:  # noqa: ANN001
     """``tl.sqrt``, ``tl.rsqrt`` and ``tl.tanh`` in one kernel on two cores: the simulated output is numpy's
     (each function in f32, rounded to the dtype once), and mlir-aie lowers every core to LLVM IR at both
     levels (``math.sqrt``, ``math.tanh``)."""
@@ -268,12 +270,7 @@ def test_the_float_functions_go_through_mlir_aie_and_equal_numpy(device: str, dt
         want = np.tanh(x) + np.sqrt(x) * r
     got = tl.simulate(plan, A=a).outputs["C"].astype(np.float32)
     np.testing.assert_array_equal(got, want.astype(dtype.numpy).astype(np.float32))
-    if _routed_by_mlir_aie_slowly(device, "objectfifo"):
-        levels: tuple[str, ...] = ("physical",)
-    else:
-        levels = ("objectfifo", "physical")
-    for level in levels:
-        _through(plan, level, f"sqrt, rsqrt and tanh on {device}, {dtype}")
+    _through(plan, level, f"sqrt, rsqrt and tanh on {device}, {dtype}")
 
 
 @pytest.mark.parametrize(("device", "dtype"), [("npu1", tl.f32), ("npu1", tl.i32), ("xcvc1902", tl.f32)])
