@@ -4,8 +4,8 @@ For ``tl.library.matmul`` a point fixes the kernel tile (m, k, n) and the core
 grid; the tiler's model (``tilelang.plan.tiling_model``, what
 ``tl.tile_contraction`` minimises) evaluates exactly that tile and split over
 every memtile block size and keeps the best feasible estimate. For
-``tl.library.softmax`` (a chunked design: one kernel call per chunk of rows, the
-chunks dealt to the cores through the memtiles) it paces each shim channel's
+``tl.library.softmax``, ``rms_norm`` and ``layer_norm`` (chunked designs: one kernel call per chunk of rows,
+the chunks dealt to the cores through the memtiles) it paces each shim channel's
 transfers by the slowest of the kernel (the simulator's kernel cost model), a
 core's DMA and the channel per round, starts each channel when the runtime
 sequence has issued its move, and serves every transfer's bursts by the one
@@ -32,7 +32,8 @@ def prior_for(factory: Callable[..., Any]) -> Prior | None:
     """The prior of a factory, or None when it has none."""
     import tilelang.library as lib
 
-    return {lib.matmul: matmul_estimate, lib.softmax: softmax_estimate}.get(factory)
+    return {lib.matmul: matmul_estimate, lib.softmax: softmax_estimate, lib.rms_norm: rms_norm_estimate,
+            lib.layer_norm: layer_norm_estimate}.get(factory)
 
 
 def matmul_estimate(kwargs: dict[str, Any]) -> float | None:
@@ -76,7 +77,31 @@ def matmul_estimate(kwargs: dict[str, Any]) -> float | None:
 
 
 def softmax_estimate(kwargs: dict[str, Any]) -> float | None:
-    """Cycles of ``tl.library.softmax(**kwargs)`` from its kernel's cost, its data movement and its host moves.
+    """Cycles of ``tl.library.softmax(**kwargs)``: :func:`rows_estimate` of its kernel."""
+    from tilelang.library.softmax import softmax_kernel
+
+    return rows_estimate(kwargs, "softmax", lambda per, cols, dtype: softmax_kernel(per, cols, dtype))
+
+
+def rms_norm_estimate(kwargs: dict[str, Any]) -> float | None:
+    """Cycles of ``tl.library.rms_norm(**kwargs)``: :func:`rows_estimate` of its kernel."""
+    from tilelang.library.norm import EPS, rms_norm_kernel
+
+    return rows_estimate(kwargs, "rms_norm",
+                         lambda per, cols, dtype: rms_norm_kernel(per, cols, dtype, kwargs.get("eps", EPS)))
+
+
+def layer_norm_estimate(kwargs: dict[str, Any]) -> float | None:
+    """Cycles of ``tl.library.layer_norm(**kwargs)``: :func:`rows_estimate` of its kernel."""
+    from tilelang.library.norm import EPS, layer_norm_kernel
+
+    return rows_estimate(kwargs, "layer_norm",
+                         lambda per, cols, dtype: layer_norm_kernel(per, cols, dtype, kwargs.get("eps", EPS)))
+
+
+def rows_estimate(kwargs: dict[str, Any], what: str, kernel_of: Callable[[int, int, Any], Any]) -> float | None:
+    """Cycles of a row-wise library design (``softmax``, ``rms_norm``, ``layer_norm``: ``rows`` x ``cols``, one
+    kernel call per chunk of ``rows_per_tile`` rows) from its kernel's cost, its data movement and its host moves.
 
     The rows travel as the library deals them (``tilelang.library._movement``): per round each core takes
     one chunk (``rows_per_tile`` rows) in and one out, a group of a column's cores sharing one shim channel
@@ -109,7 +134,6 @@ def softmax_estimate(kwargs: dict[str, Any]) -> float | None:
     from tilelang.library._common import has_memtiles, resolve_device
     from tilelang.library._movement import ShimLimits, _fit, _walk, column_groups
     from tilelang.library.elementwise import chunk_grid
-    from tilelang.library.softmax import softmax_kernel
 
     try:
         dev = resolve_device(kwargs.get("device", "npu1"))
@@ -118,8 +142,8 @@ def softmax_estimate(kwargs: dict[str, Any]) -> float | None:
         dtype = kwargs.get("dtype", bf16)
         if per <= 0 or depth <= 0:
             return None
-        grid = chunk_grid(dev, kwargs.get("cores", 1), "softmax", 1, 1, rows, per)
-        kern = softmax_kernel(per, cols, dtype)
+        grid = chunk_grid(dev, kwargs.get("cores", 1), what, 1, 1, rows, per)
+        kern = kernel_of(per, cols, dtype)
         kernel = float(kernel_cycles(kern, dev))  # (a DesignError for a dtype the cores have no datapath for)
     except (TileLangError, KeyError, TypeError, ValueError):
         return None
