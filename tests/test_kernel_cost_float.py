@@ -112,6 +112,22 @@ def test_aieml_rsqrt_costs_at_least_its_newton_step_and_sqrt_one_multiply_more()
     assert sqrt.mac >= rsqrt.mac + n / 16
 
 
+def test_aieml_f32_multiplies_are_six_bf16_products_and_widened_bf16_ones_one():
+    # mlir-aie AIEVecToLLVM.cpp convertToEmulatedFP32MulElem: in the default ("fast") accuracy mode "float a*b
+    # would require 6 mac operations" per 16 lanes, after splitting each f32 operand into bf16 parts with two
+    # msc_elem_16_2; a bf16 x bf16 -> f32 mul_elem is one intrinsic.
+    n = 1024
+    f32 = kernel_slots(_binary(n, tl.f32, lambda x, z: x * z), AIEML).mac
+    assert f32 >= (6 + 2 * 2) * n / 16
+
+    @tl.kernel
+    def widened(x: tl.Tile[(n,), tl.bf16], z: tl.Tile[(n,), tl.bf16], y: tl.Tile[(n,), tl.f32]):
+        y[...] = x.astype(tl.f32) * z.astype(tl.f32)
+
+    assert kernel_slots(widened, AIEML).mac <= n / 16
+    assert AIEML.macs_per_cycle(tl.f32) <= AIEML.macs_per_cycle(tl.bf16) / 6
+
+
 # AIE-ML's bf16 max is a vector ALU instruction, not the float pipeline's: llvm-aie's
 # aie2/AIE2GenFixupInstrInfo.td "def VMAX_LT_BF16 : AIE2_vec_bf_min_max_inst_mv", whose itinerary
 # (AIE2Schedule.td II_VMAX_LT, "[2,2,1,1,...]") writes the result in E2 and reads operands in E1.

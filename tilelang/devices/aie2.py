@@ -157,10 +157,12 @@ AIE2_MACS: tuple[tuple[str, float], ...] = (
     # Estimate, unconfirmed: no 32x32-bit multiplier in the vector unit; a 32-bit
     # product is built from 32x16-bit halves, taken here as a quarter of int16.
     ("i32", 16.0),
-    # Estimate, unconfirmed: no native f32 MAC ([F] "emulated"; AM020 / UG1603
-    # "Floating-Point Operations": f32 emulated with bf16). Three bf16 partial
-    # products per f32 product (the "fast" accuracy mode) gives bf16 / 3.
-    ("f32", 128.0 / 3.0),
+    # No native f32 MAC ([F] "emulated"; AM020 / UG1603 "Floating-Point Operations": f32 emulated
+    # with bf16, "fast" the default accuracy). Six bf16 partial products per f32 product in that mode:
+    # mlir-aie AIEVecToLLVM.cpp convertToEmulatedFP32MulElem, "float a*b would require 6 mac
+    # operations", "the default option to the aiecompiler" (its elementwise lowering; the matmul
+    # emulation's count taken to be the same, estimate): bf16 / 6.
+    ("f32", 128.0 / 6.0),
 )
 
 AIE2 = ArchSpec(

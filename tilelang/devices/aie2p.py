@@ -41,8 +41,8 @@ AIE2P_MACS: tuple[tuple[str, float], ...] = (
     # to bfp16; AMD's claim is about the bfp16 format), kept as mode "bfp16" below.
     ("bf16", 256.0),
     ("i32", 32.0),  # estimate, unconfirmed: a quarter of int16, as on AIE2 (aie2.py)
-    # estimate, unconfirmed: emulated, bf16 / 3 as on AIE2 (aie2.py)
-    ("f32", 256.0 / 3.0),
+    # estimate: emulated, bf16 / 6 as on AIE2 (aie2.py: six bf16 products in the default accuracy mode)
+    ("f32", 256.0 / 6.0),
 )
 
 #: Other matmul datapaths of AIE2P (not what the cost model uses; see AIE2P_MACS):

@@ -180,6 +180,9 @@ class FloatUnit:
         convert_out_store: a conversion out of the accumulators is a store-slot instruction, and
             free for a result that is stored (the store converts).
         f32_mul_ops: multiplier ops per f32 multiply (more than 1 where emulated).
+        f32_split_mul_ops, f32_split_vector_ops: where f32 multiplies are emulated, the multiplier and vector
+            ops that split one vector operand into the bf16 parts the products take (a scalar operand is
+            split once, outside the loop).
         inv_issue: scalar-unit cycles one float reciprocal occupies.
         inv_latency: cycles until a reciprocal's result can be used.
         exp, sqrt, rsqrt, tanh: how each float function is computed (:class:`Elementary`).
@@ -200,6 +203,8 @@ class FloatUnit:
     sqrt: Elementary
     rsqrt: Elementary
     tanh: Elementary
+    f32_split_mul_ops: int = 0
+    f32_split_vector_ops: int = 0
 
     def function(self, name: str) -> Elementary:
         """The :class:`Elementary` of the float function ``name`` (an op kind's value)."""
@@ -362,9 +367,13 @@ AIE2_FLOAT = FloatUnit(
     # of a stored value (AIE2CombinedOpcodes.cpp, "Unexpected VST.CONV size": 256 bits, 16 lanes);
     # a standalone VCONV_BF16_FP32 is a store-slot instruction too (AIE2_mv_w_srs_bf_inst_st).
     convert_out_store=True,
-    # Estimate, unconfirmed: [AM020] / [UG1603] f32 is emulated with bf16 products; three
-    # partial products (the "fast" accuracy mode), as aie2.py's f32 MAC rate assumes.
-    f32_mul_ops=3,
+    # [MA] lib/Conversion/AIEVecToLLVM/AIEVecToLLVM.cpp, convertToEmulatedFP32MulElem (AIE2): each f32
+    # operand is split into three bf16 parts, and in the "Fast and Accurate option" ("This is the default
+    # option to the aiecompiler"; [UG1603] "Floating-Point Operations": --aie.float-accuracy "fast: (default)")
+    # "float a*b would require 6 mac operations" (one mul_elem_16_2 and five mac_elem_16_2 per 16 lanes;
+    # the three products of the parts' low bits are dropped). The split of a vector operand: three
+    # to_v16bfloat16 conversions and three inserts (6 vector ops) and two msc_elem_16_2 (2 multiplier ops).
+    f32_mul_ops=6,
     # No float hardware in the scalar unit ([AM020] "Functional Overview": "No floating point
     # unit: Supported through emulation"; AM027 adds a hardware inverse only for AIE-ML v2).
     # [MA] aie_runtime_lib/AIE2/lut_based_ops.h getInvBf16, the bf16 reciprocal mlir-aie uses:
@@ -414,6 +423,8 @@ AIE2_FLOAT = FloatUnit(
     # Latency, its chain: min 2, max 2, the conversion 2 (II_VFLOORs32bf16), the gather 7 (II_VLDB_4X), a
     # shuffle 2, the multiply-accumulate 6, the conversion 2.
     tanh=Elementary(vector_ops=7, mul_ops=1, load_cycles=4.0, latency=23),
+    f32_split_mul_ops=2,  # the split of an f32 operand, counted above (f32_mul_ops)
+    f32_split_vector_ops=6,
 )
 
 #: AIE2P (npu2).
@@ -437,8 +448,8 @@ AIE2P_FLOAT = FloatUnit(
     convert_in_load=True,
     convert_out_store=True,
     # [MA] aie_kernels/aie2p/exp2_poly.h: "an f32 aie::mul is emulated with 32-lane bf16 products";
-    # the count of partial products is AIE2's estimate.
-    f32_mul_ops=3,
+    # the counts of partial products and of the split are AIE2's lowering's (estimate for AIE2P).
+    f32_mul_ops=6,
     inv_issue=10,  # estimate, unconfirmed: AIE2's emulated reciprocal
     inv_latency=10,
     exp=Elementary(
@@ -465,6 +476,8 @@ AIE2P_FLOAT = FloatUnit(
     # into f32 and one vtanh, so per 32 lanes 4 vector ops. Latency: the conversion 2, then VTANH's 2
     # ([LA] aie2p/AIE2PGenSchedule.td II_VTANH "[/*dst*/2, /*src*/1]", a move-slot instruction).
     tanh=Elementary(vector_ops=4, mul_ops=0, load_cycles=0.0, latency=4),
+    f32_split_mul_ops=2,  # estimate: AIE2's split (f32_mul_ops)
+    f32_split_vector_ops=6,
 )
 
 #: The float unit of each architecture (``Device.arch.name``).

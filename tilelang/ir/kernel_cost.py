@@ -348,12 +348,27 @@ def _add(op: KOp, ctx: OpContext) -> Slots:
     return slots
 
 
+def _widened_bf16(x: KOp | Param) -> bool:
+    """Whether ``x`` is a bf16 value widened to f32: a product of two such is one bf16 multiply into the fp32
+    accumulators, exact ([MA] AIEVecToLLVM.cpp: aievec.mul_elem of bf16 operands into f32 lanes is one
+    mul_conf intrinsic, the emulation only for f32 operands; the aievec pattern EmulateMulFInBF16Pattern
+    rewrites f32 multiplies into this form: "The product of two bf16 values fits in f32")."""
+    return (isinstance(x, KOp) and x.kind is OpKind.CAST and x.type is not None
+            and _operand_dtype(x.operands[0]).name == "bf16")
+
+
 def _float_mul(op: KOp, unit: FloatUnit, ctx: OpContext) -> Slots:
     """A float multiply: multiplier ops on its bf16 (or f32) operands, the result converted out as needed."""
     assert op.type is not None
     dt = op.type.dtype
-    mul = unit.f32_mul_ops if dt.bits >= 32 else 1
-    slots = _float_slots(_numel(op), unit, mul=mul)
+    n = _numel(op)
+    if dt.bits >= 32 and not all(_widened_bf16(x) for x in op.operands):
+        # emulated: each vector operand split into bf16 parts, then the partial products
+        splits = sum(1 for x in op.operands if _is_vector(x))
+        slots = _float_slots(n, unit, mul=unit.f32_mul_ops + splits * unit.f32_split_mul_ops,
+                             vector=splits * unit.f32_split_vector_ops)
+    else:
+        slots = _float_slots(n, unit, mul=1)
     slots.add(_convert_out(op, unit, ctx))
     return slots
 

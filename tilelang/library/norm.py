@@ -8,12 +8,19 @@ as in :func:`~tilelang.library.elementwise` (memtile split/join per core column)
 
 - ``rms_norm``: ``y = x * rsqrt(mean(x^2) + eps)``.
 - ``layer_norm``: ``y = (x - mean(x)) * rsqrt(mean((x - mean(x))^2) + eps)``, the variance of the centred row
-  (two passes over it, as mlir-aie's ``layer_norm_f32``: no cancellation of ``E[x^2] - E[x]^2``).
+  (a pass over it after the mean's, as mlir-aie's ``layer_norm_f32``: no cancellation of ``E[x^2] - E[x]^2``).
+
+On AIE-ML and AIE2P an f32 product is emulated with six bf16 products (docs/simulator.md "Constants"), a
+product of two bf16 values is one. So for bf16 rows the kernels multiply in bf16 limbs, as mlir-aie's bf16
+norm kernels do: a bf16 row's squares are exact; the f32 scale is split into two bf16 limbs (16 significant
+bits, ``_split``), and layer_norm's centred row too, its high limb kept in the output row between passes
+(its variance taken from that limb alone).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from tilelang.devices import Device
 from tilelang.errors import DesignError
@@ -38,29 +45,50 @@ def _check(what: str, dtype: DType, eps: object) -> float:
     return float(eps)
 
 
-def _mean_square(row: Callable[[], object], n: int) -> object:
-    return tl_sum(row() * row()) * (1.0 / n)
+def _split(v: object) -> tuple[object, object]:
+    """``v`` (f32) as two bf16 limbs widened back to f32, ``v ~ hi + lo`` to 16 significant bits: products
+    of limbs are bf16 products into the f32 accumulators, where a product of f32 values is emulated with
+    six of them (docs/simulator.md "Constants"; mlir-aie's own norm kernels multiply in limbs too)."""
+    hi = v.astype(bf16).astype(f32)  # type: ignore[attr-defined]
+    return hi, (v - hi).astype(bf16).astype(f32)  # type: ignore[operator]
 
 
-def _rms(row: Callable[[], object], n: int, eps: float) -> object:
-    return row() * rsqrt(_mean_square(row, n) + eps)
+def _rms(x: Any, y: Any, i: int, n: int, eps: float, limbs: bool) -> None:
+    row = lambda: x[i].astype(f32)  # noqa: E731 - each use reads the row again (no row-sized temporary)
+    # a bf16 row's squares are exact f32 products; its scale multiplies in limbs
+    r = rsqrt(tl_sum(row() * row()) * (1.0 / n) + eps)
+    if limbs:
+        r_hi, r_lo = _split(r)
+        y[i] = (row() * r_hi + row() * r_lo).astype(bf16)
+    else:
+        y[i] = row() * r
 
 
-def _layer(row: Callable[[], object], n: int, eps: float) -> object:
+def _layer(x: Any, y: Any, i: int, n: int, eps: float, limbs: bool) -> None:
+    row = lambda: x[i].astype(f32)  # noqa: E731
     m = tl_sum(row()) * (1.0 / n)
-    return (row() - m) * rsqrt(_mean_square(lambda: row() - m, n) + eps)
+    if not limbs:
+        centred = lambda: row() - m  # noqa: E731
+        y[i] = centred() * rsqrt(tl_sum(centred() * centred()) * (1.0 / n) + eps)
+        return
+    # the centred row in two limbs, the high one kept in the output row between the passes, the low one
+    # recomputed from it; the variance from the high limb alone (each square within 2^-8 of the exact one,
+    # so the scale within 2^-9: with the result's rounding, 2^-8 of it), the result from both
+    y[i] = (row() - m).astype(bf16)
+    hi = lambda: y[i].astype(f32)  # noqa: E731
+    lo = lambda: ((row() - m) - hi()).astype(bf16).astype(f32)  # noqa: E731
+    s_hi, s_lo = _split(rsqrt(tl_sum(hi() * hi()) * (1.0 / n) + eps))
+    y[i] = (hi() * s_hi + hi() * s_lo + lo() * s_hi).astype(bf16)
 
 
-def _row_kernel(what: str, normalise: Callable[[Callable[[], object], int, float], object], rows: int, cols: int,
+def _row_kernel(what: str, normalise: Callable[[Any, Any, int, int, float, bool], None], rows: int, cols: int,
                 dtype: DType, eps: float) -> Kernel:
     eps = _check(what, dtype, eps)
     t = Tile[(rows, cols), dtype]
 
     def body(x: object, y: object) -> None:
-        # each use of a row reads it again (the row in f32 kept whole would be a row-sized temporary, more
-        # than a core's 1 KiB stack: docs/planner.md "Resource model")
         for i in range(rows):
-            y[i] = normalise(lambda i=i: x[i].astype(f32), cols, eps).astype(dtype)  # type: ignore[index, attr-defined]
+            normalise(x, y, i, cols, eps, dtype == bf16)
 
     return build_kernel(f"{what}_{rows}x{cols}_{dtype}", {"x": t, "y": t}, body)
 
