@@ -492,6 +492,8 @@ def test_kernel_misuse_in_a_core_body_is_a_kernel_error_at_its_line(body, messag
     (lambda a: np.sum(a), "sum", "use tl.sum(x, axis=...)"),
     (lambda a: np.mean(a, axis=0), "mean", "use tl.sum(x, axis=...) / n"),
     (lambda a: np.exp(a), "exp", "use tl.exp(x)"),
+    (lambda a: np.sqrt(a), "sqrt", "use tl.sqrt(x)"),
+    (lambda a: np.tanh(a), "tanh", "use tl.tanh(x)"),
     (lambda a: np.maximum(a, 0), "maximum", "use tl.maximum(a, b)"),
 ])
 def test_numpy_functions_on_tiles_are_named_at_the_users_line_not_numpys(expr, name, advice):
