@@ -4,7 +4,8 @@ For ``tl.library.matmul`` a point fixes the kernel tile (m, k, n) and the core
 grid; the tiler's model (``tilelang.plan.tiling_model``, what
 ``tl.tile_contraction`` minimises) evaluates exactly that tile and split over
 every memtile block size and keeps the best feasible estimate. For
-``tl.library.softmax``, ``rms_norm`` and ``layer_norm`` (chunked designs: one kernel call per chunk of rows,
+``tl.library.softmax``, ``rms_norm``, ``layer_norm`` and ``elementwise``'s one-input named ops (chunked designs:
+one kernel call per chunk of rows,
 the chunks dealt to the cores through the memtiles) it paces each shim channel's
 transfers by the slowest of the kernel (the simulator's kernel cost model), a
 core's DMA and the channel per round, starts each channel when the runtime
@@ -33,7 +34,7 @@ def prior_for(factory: Callable[..., Any]) -> Prior | None:
     import tilelang.library as lib
 
     return {lib.matmul: matmul_estimate, lib.softmax: softmax_estimate, lib.rms_norm: rms_norm_estimate,
-            lib.layer_norm: layer_norm_estimate}.get(factory)
+            lib.layer_norm: layer_norm_estimate, lib.elementwise: elementwise_estimate}.get(factory)
 
 
 def matmul_estimate(kwargs: dict[str, Any]) -> float | None:
@@ -97,6 +98,22 @@ def layer_norm_estimate(kwargs: dict[str, Any]) -> float | None:
 
     return rows_estimate(kwargs, "layer_norm",
                          lambda per, cols, dtype: layer_norm_kernel(per, cols, dtype, kwargs.get("eps", EPS)))
+
+
+def elementwise_estimate(kwargs: dict[str, Any]) -> float | None:
+    """Cycles of ``tl.library.elementwise(**kwargs)`` for a named one-input op (``"relu"``, ``"silu"``, ...): the
+    same chunked design as the row designs, each chunk of ``tile`` values one row; None for other ops."""
+    from tilelang.ir.dtypes import i32
+    from tilelang.library.elementwise import OPS, _kernel_from
+
+    op, n, tile = kwargs.get("op"), kwargs.get("n"), kwargs.get("tile") or 1024
+    if not isinstance(op, str) or OPS.get(op, (0,))[0] != 1 or not isinstance(n, int) or not isinstance(tile, int):
+        return None
+    if tile <= 0 or n % tile:
+        return None
+    rows = {"rows": n // tile, "cols": tile, "dtype": kwargs.get("dtype") or i32, "rows_per_tile": 1,
+            **{k: kwargs[k] for k in ("device", "cores", "depth") if k in kwargs}}
+    return rows_estimate(rows, "elementwise", lambda per, cols, dtype: _kernel_from(op, cols, dtype)[0])
 
 
 def rows_estimate(kwargs: dict[str, Any], what: str, kernel_of: Callable[[int, int, Any], Any]) -> float | None:
