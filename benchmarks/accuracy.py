@@ -706,27 +706,14 @@ AVT_AIEVEC = "https://github.com/Xilinx/mlir-aie/blob/{commit}/test/unit_tests/a
 AVT_TOSA = "https://github.com/Xilinx/mlir-aie/blob/d281526140f3f1593e05a02bf593c04143282cc4/test/Integration/Dialect/TOSA/{path}"
 
 
-def _avt_sigmoid(a):  # noqa: ANN001, ANN202 - a traced tile
+def _sigmoid_quadratic(a):  # noqa: ANN001, ANN202 - a traced tile
     """What mlir-aie's flow computes for ``tosa.sigmoid``: aievec matches the sigmoid to ``getSigmoidBf16``
     (``aie_runtime_lib/AIE2/vec_math.h``), the clipped quadratic 0.5 + 0.25 x - 0.03125 x |x|, x in [-4, 4]."""
     x = tl.maximum(tl.minimum(a, 4.0), -4.0)
     return x * 0.25 + 0.5 - abs(x) * 0.03125 * x
 
 
-def _avt_kernel(op: str, dt, out=None):
-    """The DSL's kernel for one [AVT] test: ``op`` over 1024 values of ``dt`` (``out``: a cast's target)."""
-    out = out or dt
-    fn = {"rsqrt": tl.rsqrt, "sqrt": tl.sqrt, "abs": abs, "neg": lambda a: -a, "tanh": tl.tanh,
-          "sigmoid": _avt_sigmoid, "cast": lambda a: a.astype(out)}[op]
-
-    def k(a: tl.Tile[(1024,), dt], c: tl.Tile[(1024,), out]):
-        c[...] = fn(a)
-
-    k.__name__ = f"{op}_{dt}_{out}"
-    return tl.kernel(k)
-
-
-#: [AVT] rows: (what, source, path, cycles, op, dtype, cast target or None).
+#: [AVT] rows: (what, source, path, cycles, op (a :func:`_kc_elementwise` op over 1024 values), dtype, cast target or None).
 _AIEVEC_309 = "309dac7e59a15ade30f723b901663d97fc83b54c"
 AVT_ROWS = [
     ("1 / sqrt of 1024 bf16 (16 lanes)", AVT_AIEVEC.format(commit=_AIEVEC_309, path="bf16_rsqrt_v16/bf16_rsqrt.mlir"),
@@ -754,20 +741,20 @@ AVT_ROWS = [
     ("negate 1024 i16 (TOSA)", AVT_TOSA.format(path="i16_neg/i16_neg.mlir"), 86, "neg", tl.i16, None),
     ("negate 1024 i32 (TOSA)", AVT_TOSA.format(path="i32_neg/i32_neg.mlir"), 150, "neg", tl.i32, None),
     ("negate 1024 i8 (TOSA)", AVT_TOSA.format(path="i8_neg/i8_neg.mlir"), 54, "neg", tl.i8, None),
-    ("convert 1024 bf16 -> f32 (TOSA)", AVT_TOSA.format(path="bf16_cast_float/bf16_cast_float.mlir"), 149, "cast",
+    ("convert 1024 bf16 -> f32 (TOSA)", AVT_TOSA.format(path="bf16_cast_float/bf16_cast_float.mlir"), 149, "convert",
      tl.bf16, tl.f32),
-    ("convert 1024 i16 -> i32 (TOSA)", AVT_TOSA.format(path="i16_cast_i32/i16_cast_i32.mlir"), 154, "cast", tl.i16,
+    ("convert 1024 i16 -> i32 (TOSA)", AVT_TOSA.format(path="i16_cast_i32/i16_cast_i32.mlir"), 154, "convert", tl.i16,
      tl.i32),
-    ("convert 1024 i16 -> i8 (TOSA)", AVT_TOSA.format(path="i16_cast_i8/i16_cast_i8.mlir"), 93, "cast", tl.i16, tl.i8),
-    ("convert 1024 i32 -> i16 (TOSA)", AVT_TOSA.format(path="i32_cast_i16/i32_cast_i16.mlir"), 151, "cast", tl.i32,
+    ("convert 1024 i16 -> i8 (TOSA)", AVT_TOSA.format(path="i16_cast_i8/i16_cast_i8.mlir"), 93, "convert", tl.i16, tl.i8),
+    ("convert 1024 i32 -> i16 (TOSA)", AVT_TOSA.format(path="i32_cast_i16/i32_cast_i16.mlir"), 151, "convert", tl.i32,
      tl.i16),
-    ("convert 1024 i32 -> i8 (TOSA)", AVT_TOSA.format(path="i32_cast_i8/i32_cast_i8.mlir"), 151, "cast", tl.i32, tl.i8),
-    ("convert 1024 i8 -> i16 (TOSA)", AVT_TOSA.format(path="i8_cast_i16/i8_cast_i16.mlir"), 91, "cast", tl.i8, tl.i16),
-    ("convert 1024 i8 -> i32 (TOSA)", AVT_TOSA.format(path="i8_cast_i32/i8_cast_i32.mlir"), 154, "cast", tl.i8, tl.i32),
+    ("convert 1024 i32 -> i8 (TOSA)", AVT_TOSA.format(path="i32_cast_i8/i32_cast_i8.mlir"), 151, "convert", tl.i32, tl.i8),
+    ("convert 1024 i8 -> i16 (TOSA)", AVT_TOSA.format(path="i8_cast_i16/i8_cast_i16.mlir"), 91, "convert", tl.i8, tl.i16),
+    ("convert 1024 i8 -> i32 (TOSA)", AVT_TOSA.format(path="i8_cast_i32/i8_cast_i32.mlir"), 154, "convert", tl.i8, tl.i32),
     ("sigmoid of 1024 bf16 (TOSA, 16 lanes)", AVT_TOSA.format(path="bf16_sigmoid_v16bf16/bf16_sigmoid.mlir"), 746,
-     "sigmoid", tl.bf16, None),
+     "sigmoid_quadratic", tl.bf16, None),
     ("sigmoid of 1024 bf16 (TOSA, 32 lanes)", AVT_TOSA.format(path="bf16_sigmoid_v32bf16/bf16_sigmoid.mlir"), 589,
-     "sigmoid", tl.bf16, None),
+     "sigmoid_quadratic", tl.bf16, None),
     ("tanh of 1024 bf16 (TOSA)", AVT_TOSA.format(path="bf16_tanh/bf16_tanh.mlir"), 807, "tanh", tl.bf16, None),
 ]
 
@@ -776,7 +763,7 @@ def avt_figures() -> list[Figure]:
     """[AVT]'s figures: one call of each test's kernel in the vendor ISS, against the cost model on xcve2802."""
     return [Figure(f"{what}, one call (AVT)", "xcve2802", source + " (chess, xca_udm_dbg --aiearch aie-ml)",
                    f"// Cycle count: {cycles}", cycles, "cycles",
-                   lambda op=op, dt=dt, out=out: kc_cycles(lambda: _avt_kernel(op, dt, out), "xcve2802"),
+                   lambda op=op, dt=dt, out=out: kc_cycles(lambda: _kc_elementwise(op, 1024, dt, out), "xcve2802"),
                    VALIDATION, level=KERNEL)
             for what, source, cycles, op, dt, out in AVT_ROWS]
 
@@ -796,45 +783,41 @@ def _kc_elementwise(op: str, n: int, dt, out=None):
     """A one-call elementwise kernel over ``n`` values of ``dt`` (``out``: the result's dtype)."""
     out = out or dt
     x_t, o_t = tl.Tile[(n,), dt], tl.Tile[(n,), out]
-    if op == "passthrough":
+    unary = {
+        "passthrough": lambda a: a,
+        "relu": tl.relu,
+        "clamp": lambda a: tl.minimum(tl.maximum(a, -1.0), 1.0),
+        "exp": tl.exp,
+        "leaky_relu": lambda a: tl.maximum(a, a * 0.01),
+        "tanh": tl.tanh,
+        "sigmoid": sigmoid,
+        "silu": silu,
+        "gelu": gelu,
+        "sqrt": tl.sqrt,
+        "rsqrt": tl.rsqrt,
+        "abs": abs,
+        "neg": lambda a: -a,
+        "sigmoid_quadratic": _sigmoid_quadratic,
+        "convert": lambda a: a.astype(out),
+    }.get(op)
+    if unary is not None:
         def k(a: x_t, c: o_t):
-            c[...] = a
+            c[...] = unary(a)
     elif op == "scale":
         def k(a: x_t, c: o_t, f: dt):  # IRON's scale: a vector times a scalar of its own dtype
             c[...] = a * f
     elif op in ("add", "mul"):
         def k(a: x_t, b: x_t, c: o_t):
             c[...] = a + b if op == "add" else a * b
-    elif op == "relu":
-        def k(a: x_t, c: o_t):
-            c[...] = tl.relu(a)
-    elif op == "clamp":
-        def k(a: x_t, c: o_t):
-            c[...] = tl.minimum(tl.maximum(a, -1.0), 1.0)
-    elif op == "exp":
-        def k(a: x_t, c: o_t):
-            c[...] = tl.exp(a)
-    elif op == "leaky_relu":
-        def k(a: x_t, c: o_t):
-            c[...] = tl.maximum(a, a * 0.01)
     elif op == "axpy":
         # IRON's saxpy, "z = a * x + y" over bf16 tiles: its f32 scalar multiplies bf16 lanes (a bf16 MAC into
         # f32), so the scalar is taken in the tiles' dtype (the DSL refuses mixed operands)
         def k(x: x_t, y: x_t, z: o_t, a: dt):
             z[...] = a * x + y
-    elif op in ("tanh", "sigmoid", "silu", "gelu"):
-        fn = {"tanh": tl.tanh, "sigmoid": sigmoid, "silu": silu,
-              "gelu": gelu}[op]
-
-        def k(a: x_t, c: o_t):
-            c[...] = fn(a)
     elif op == "swiglu":
         # mlir-aie aie_kernels/activation/swiglu.cc: three inputs, (x * w1) * silu(x * w2)
         def k(x: x_t, w1: x_t, w2: x_t, c: o_t):
             c[...] = (x * w1) * silu(x * w2)
-    elif op == "convert":
-        def k(a: x_t, c: o_t):
-            c[...] = a.astype(out)
     elif op == "zero":
         def k(c: o_t):
             c[...] = 0

@@ -81,23 +81,27 @@ def softmax_estimate(kwargs: dict[str, Any]) -> float | None:
     """Cycles of ``tl.library.softmax(**kwargs)``: :func:`rows_estimate` of its kernel."""
     from tilelang.library.softmax import softmax_kernel
 
-    return rows_estimate(kwargs, "softmax", lambda per, cols, dtype: softmax_kernel(per, cols, dtype))
+    return rows_estimate(kwargs, "softmax", softmax_kernel)
 
 
 def rms_norm_estimate(kwargs: dict[str, Any]) -> float | None:
     """Cycles of ``tl.library.rms_norm(**kwargs)``: :func:`rows_estimate` of its kernel."""
-    from tilelang.library.norm import EPS, rms_norm_kernel
+    from tilelang.library.norm import rms_norm_kernel
 
-    return rows_estimate(kwargs, "rms_norm",
-                         lambda per, cols, dtype: rms_norm_kernel(per, cols, dtype, kwargs.get("eps", EPS)))
+    return _norm_estimate(kwargs, "rms_norm", rms_norm_kernel)
 
 
 def layer_norm_estimate(kwargs: dict[str, Any]) -> float | None:
     """Cycles of ``tl.library.layer_norm(**kwargs)``: :func:`rows_estimate` of its kernel."""
-    from tilelang.library.norm import EPS, layer_norm_kernel
+    from tilelang.library.norm import layer_norm_kernel
 
-    return rows_estimate(kwargs, "layer_norm",
-                         lambda per, cols, dtype: layer_norm_kernel(per, cols, dtype, kwargs.get("eps", EPS)))
+    return _norm_estimate(kwargs, "layer_norm", layer_norm_kernel)
+
+
+def _norm_estimate(kwargs: dict[str, Any], what: str, make: Callable[..., Any]) -> float | None:
+    from tilelang.library.norm import EPS
+
+    return rows_estimate(kwargs, what, lambda per, cols, dtype: make(per, cols, dtype, kwargs.get("eps", EPS)))
 
 
 def elementwise_estimate(kwargs: dict[str, Any]) -> float | None:

@@ -83,21 +83,22 @@ _COMPARE: dict[OpKind, Callable] = {
 }
 
 
-#: The float functions, in the compute dtype (rsqrt: the square root rounded, then its reciprocal rounded).
-_FUNCTIONS = {OpKind.EXP: np.exp, OpKind.SQRT: np.sqrt, OpKind.RSQRT: lambda x: np.reciprocal(np.sqrt(x)),
-              OpKind.TANH: np.tanh}
+#: The unary ops, in the compute dtype (rsqrt: the square root rounded, then its reciprocal rounded).
+_UNARY = {
+    OpKind.NEG: np.negative,
+    OpKind.ABS: np.abs,
+    OpKind.RELU: lambda x: np.maximum(x, np.zeros((), x.dtype)),
+    OpKind.EXP: np.exp,
+    OpKind.SQRT: np.sqrt,
+    OpKind.RSQRT: lambda x: np.reciprocal(np.sqrt(x)),
+    OpKind.TANH: np.tanh,
+}
 
 
 def _unary(kind: OpKind, x: np.ndarray, dt: DType) -> np.ndarray:
     x = _as(x, dt)
     with np.errstate(all="ignore"):
-        if kind is OpKind.NEG:
-            return _round(np.negative(x), dt)
-        if kind is OpKind.ABS:
-            return _round(np.abs(x), dt)
-        if kind in _FUNCTIONS:
-            return _round(_FUNCTIONS[kind](x), dt)
-        return _round(np.maximum(x, np.zeros((), x.dtype)), dt)
+        return _round(_UNARY[kind](x), dt)
 
 
 def cast(x: np.ndarray, src: DType, dst: DType) -> np.ndarray:
