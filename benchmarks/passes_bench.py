@@ -80,7 +80,7 @@ def example_rows() -> list[Row]:
 def library_rows() -> list[Row]:
     """library_bench.py's small cases: GEMMs, matvec, conv2d, elementwise, reduction, softmax."""
     rows: list[Row] = []
-    cases = lb.gemm_cases(256) + lb.matvec_cases(True) + lb.conv_cases(True) + lb.stream_cases(True)
+    cases = lb.gemm_cases(256) + lb.matvec_cases(True) + lb.conv_cases(True) + lb.stream_cases(True) + lb.attention_cases(True)
     for case in cases:
         design = case.build()
         inputs = case.inputs(np.random.default_rng(0))

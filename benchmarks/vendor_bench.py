@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     small = args.sizes == "small"
     devices = set(args.devices.split(","))
     cases = lb.gemm_cases(256 if small else 1024) + lb.matvec_cases(small) + lb.conv_cases(small)
-    cases += lb.stream_cases(small) + local_cases(small)
+    cases += lb.stream_cases(small) + lb.attention_cases(small) + local_cases(small)
     cases = [c for c in cases if c.device in devices]
     head = (f"{'design':<44} {'device':<9} {'level':<10} {'wirelength':>10} {'busiest':>8} "
             f"{'buffer KiB':>10} {'banks':>5} {'BDs':>5} {'seconds':>8}")

@@ -19,7 +19,7 @@ import library_bench as lb  # noqa: E402
 
 pytest.importorskip("mlir.ir")
 
-CASES = lb.gemm_cases(256) + lb.matvec_cases(True) + lb.conv_cases(True) + lb.stream_cases(True)
+CASES = lb.gemm_cases(256) + lb.matvec_cases(True) + lb.conv_cases(True) + lb.stream_cases(True) + lb.attention_cases(True)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.design}-{c.device}-{c.label}" for c in CASES])

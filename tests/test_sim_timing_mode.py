@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import library_bench as lb  # noqa: E402
 from test_examples import SCRIPTS, load  # noqa: E402
 
-LIBRARY = lb.gemm_cases(256) + lb.matvec_cases(True) + lb.conv_cases(True) + lb.stream_cases(True)
+LIBRARY = lb.gemm_cases(256) + lb.matvec_cases(True) + lb.conv_cases(True) + lb.stream_cases(True) + lb.attention_cases(True)
 
 
 def assert_same_timing(plan: object, inputs: dict[str, np.ndarray]) -> None:

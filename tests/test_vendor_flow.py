@@ -37,7 +37,7 @@ from test_mlir_examples import recorded  # noqa: E402
 from zoo_support import CASES as ZOO_CASES  # noqa: E402
 from zoo_support import planned, zoo  # noqa: E402
 
-LIBRARY = lb.gemm_cases(256) + lb.matvec_cases(True) + lb.conv_cases(True) + lb.stream_cases(True)
+LIBRARY = lb.gemm_cases(256) + lb.matvec_cases(True) + lb.conv_cases(True) + lb.stream_cases(True) + lb.attention_cases(True)
 
 #: mlir-aie's Pathfinder does not route this 32-core AIE1 design within 300 s (mlir-aie's limit, not the
 #: design's: tilelang's own routes for it pass at the physical level below). benchmarks/vendor_bench.py

@@ -11,8 +11,10 @@ core grid; plan it with ``tl.plan`` and run it with ``tl.simulate``.
 - :func:`conv2d`: k x k convolution as a sliding-window line-buffer stencil.
 - :func:`softmax`: row-wise softmax.
 - :func:`rms_norm`, :func:`layer_norm`: row-wise normalisations.
+- :func:`attention`: softmax(Q K^T * scale) V on pipelines of three cores, keys and values streamed.
 """
 
+from tilelang.library.attention import attention
 from tilelang.library.conv2d import conv2d
 from tilelang.library.elementwise import elementwise
 from tilelang.library.matmul import matmul, pack_streams, unpack_streams
@@ -21,5 +23,5 @@ from tilelang.library.norm import layer_norm, rms_norm
 from tilelang.library.reduction import reduction
 from tilelang.library.softmax import softmax
 
-__all__ = ["conv2d", "elementwise", "layer_norm", "matmul", "matvec", "pack_streams", "reduction", "rms_norm", "softmax",
+__all__ = ["attention", "conv2d", "elementwise", "layer_norm", "matmul", "matvec", "pack_streams", "reduction", "rms_norm", "softmax",
            "unpack_streams"]

@@ -1,0 +1,116 @@
+"""``tl.library.attention`` equals numpy's softmax(Q K^T * scale) V within docs/library.md's bound, on every
+device family, and refuses what cannot work with a message naming the argument."""
+
+from __future__ import annotations
+
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilelang as tl
+from tilelang.errors import DesignError
+
+
+def reference(q: np.ndarray, kt: np.ndarray, v: np.ndarray, scale: float) -> np.ndarray:
+    s = q.astype(np.float64) @ kt.astype(np.float64) * scale
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    return (p / p.sum(axis=1, keepdims=True)) @ v.astype(np.float64)
+
+
+def inputs(sq: int, skv: int, d: int, dtype: object, seed: int = 0, spread: float = 2.0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    np_dt = ml_dtypes.bfloat16 if dtype is tl.bf16 else np.float32
+    return {"Q": rng.uniform(-spread, spread, (sq, d)).astype(np_dt),
+            "KT": rng.uniform(-spread, spread, (d, skv)).astype(np_dt),
+            "V": rng.uniform(-spread, spread, (skv, d)).astype(np_dt)}
+
+
+def bound(dtype: object, v: np.ndarray) -> float:
+    """docs/library.md "attention": 4 x 2^-9 x max|V| (bf16), 1e-5 x max|V| (f32)."""
+    top = float(np.abs(v.astype(np.float64)).max())
+    return (4 * 2.0**-9 if dtype is tl.bf16 else 1e-5) * top
+
+
+def run(design: object, x: dict[str, np.ndarray]) -> np.ndarray:
+    res = tl.simulate(tl.plan(design, strategy="greedy"), **x)
+    return res.outputs["O"].astype(np.float64)
+
+
+@pytest.mark.parametrize(("device", "dtype", "sq", "skv", "d", "kw"), [
+    ("npu1", tl.bf16, 128, 128, 64, {}),
+    ("npu1", tl.bf16, 96, 192, 32, {"block_q": 16, "block_kv": 32, "pipelines": 2}),
+    ("npu1", tl.f32, 64, 64, 32, {"block_q": 16, "block_kv": 32}),
+    ("npu2", tl.bf16, 256, 64, 64, {}),
+    ("xcve2802", tl.bf16, 64, 128, 32, {"block_q": 16}),
+    ("xcvc1902", tl.f32, 64, 64, 32, {"block_q": 16}),
+])
+def test_attention_equals_numpy_within_the_documented_bound(device, dtype, sq, skv, d, kw):
+    x = inputs(sq, skv, d, dtype)
+    got = run(tl.library.attention(sq, skv, d, dtype=dtype, device=device, **kw), x)
+    want = reference(x["Q"], x["KT"], x["V"], 1 / np.sqrt(d))
+    assert np.abs(got - want).max() <= bound(dtype, x["V"])
+
+
+def test_a_row_whose_maximum_rises_late_is_rescaled():
+    """Scores that grow along the keys: every key block raises each row's maximum, so every step rescales the
+    running sum and output (with exp(m_old - m_new) far below 1); a missed rescale is off by far more than the
+    bound."""
+    sq, skv, d = 32, 256, 32
+    x = inputs(sq, skv, d, tl.f32, seed=3, spread=0.5)
+    x["Q"][:, 0] = 4.0
+    x["KT"][0, :] = np.linspace(-3.0, 3.0, skv, dtype=np.float32)  # score ~ 12 * key position
+    got = run(tl.library.attention(sq, skv, d, dtype=tl.f32, block_q=16, block_kv=32), x)
+    want = reference(x["Q"], x["KT"], x["V"], 1 / np.sqrt(d))
+    assert np.abs(got - want).max() <= bound(tl.f32, x["V"])
+
+
+def test_the_scale_is_the_callers():
+    sq, skv, d = 32, 64, 32
+    x = inputs(sq, skv, d, tl.f32, seed=5)
+    got = run(tl.library.attention(sq, skv, d, dtype=tl.f32, block_q=16, block_kv=32, scale=0.5), x)
+    assert np.abs(got - reference(x["Q"], x["KT"], x["V"], 0.5)).max() <= bound(tl.f32, x["V"])
+
+
+def test_the_pipeline_count_changes_the_cycles_not_the_numbers():
+    sq, skv, d = 128, 64, 32
+    x = inputs(sq, skv, d, tl.bf16, seed=7)
+    outs, cycles = [], []
+    for p in (1, 2, 4):
+        design = tl.library.attention(sq, skv, d, device="npu1", pipelines=p, block_q=32, block_kv=32)
+        assert len(design.cores) == 3 * p
+        res = tl.simulate(tl.plan(design, strategy="greedy"), **x)
+        outs.append(res.outputs["O"])
+        cycles.append(res.cycles)
+    assert all(np.array_equal(outs[0], o) for o in outs[1:])
+    assert cycles[0] > cycles[1] > cycles[2]
+
+
+def test_default_pipelines_are_one_per_column_the_shims_feed():
+    assert len(tl.library.attention(256, 64, 64, device="npu1").cores) == 3 * 4
+    assert len(tl.library.attention(512, 64, 64, device="npu2").cores) == 3 * 8
+    # 3 query blocks: the most pipelines dividing them
+    assert len(tl.library.attention(96, 64, 64, device="npu1").cores) == 3 * 3
+
+
+@pytest.mark.parametrize(("args", "kwargs", "message"), [
+    ((64, 64, 32), {"dtype": tl.i16}, "needs a float dtype"),
+    ((64, 64, 32), {"block_q": 48}, "Sq (query rows) by block_q: 64 is not a multiple of 48"),
+    ((64, 96, 32), {"block_kv": 64}, "Skv (key rows) by block_kv: 96 is not a multiple of 64"),
+    ((64, 64, 32), {"pipelines": 5, "block_q": 16}, "5 pipelines need 5 compute columns"),
+    ((96, 64, 32), {"pipelines": 2}, "the 3 query blocks over 2 pipelines"),
+    ((64, 64, 32), {"scale": 0.0}, "scale must be a finite number > 0"),
+    ((64, 64, 32), {"pipelines": True}, "pipelines must be a positive int or None"),
+    ((64, 0, 32), {}, "Skv must be a positive int"),
+    ((64, 128, 32), {"device": "xcvc1902", "dtype": tl.f32}, "use block_kv=128"),
+])
+def test_attention_rejects_what_cannot_work(args, kwargs, message):
+    with pytest.raises(DesignError, match=re.escape(message)):
+        tl.library.attention(*args, **kwargs)
+
+
+def test_a_block_too_large_for_a_core_is_a_plan_error_naming_the_buffers():
+    design = tl.library.attention(256, 256, 128, device="npu1", block_q=64, block_kv=128)
+    with pytest.raises(tl.PlanError, match="data memory"):
+        tl.plan(design, strategy="greedy")
