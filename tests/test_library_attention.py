@@ -104,6 +104,9 @@ def test_default_pipelines_are_one_per_column_the_shims_feed():
     ((64, 64, 32), {"pipelines": True}, "pipelines must be a positive int or None"),
     ((64, 0, 32), {}, "Skv must be a positive int"),
     ((64, 128, 32), {"device": "xcvc1902", "dtype": tl.f32}, "use block_kv=128"),
+    ((64, 128, 32), {"causal": True}, "self-attention (Sq == Skv), got Sq=64, Skv=128"),
+    ((128, 128, 32), {"causal": True, "block_q": 64, "block_kv": 32}, "block_kv a multiple of block_q"),
+    ((64, 64, 32), {"causal": 1}, "causal must be True or False"),
 ])
 def test_attention_rejects_what_cannot_work(args, kwargs, message):
     with pytest.raises(DesignError, match=re.escape(message)):
@@ -114,3 +117,33 @@ def test_a_block_too_large_for_a_core_is_a_plan_error_naming_the_buffers():
     design = tl.library.attention(256, 256, 128, device="npu1", block_q=64, block_kv=128)
     with pytest.raises(tl.PlanError, match="data memory"):
         tl.plan(design, strategy="greedy")
+
+
+def causal_reference(q: np.ndarray, kt: np.ndarray, v: np.ndarray, scale: float) -> np.ndarray:
+    s = q.astype(np.float64) @ kt.astype(np.float64) * scale
+    s = np.where(np.tril(np.ones(s.shape, dtype=bool)), s, -np.inf)  # query i sees keys 0..i
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    return (p / p.sum(axis=1, keepdims=True)) @ v.astype(np.float64)
+
+
+@pytest.mark.parametrize(("device", "dtype", "s", "d", "kw"), [
+    ("npu1", tl.bf16, 128, 64, {"block_q": 32, "block_kv": 32}),
+    ("npu1", tl.bf16, 256, 64, {}),
+    ("npu1", tl.f32, 96, 32, {"block_q": 16, "block_kv": 48, "pipelines": 2}),
+    ("npu2", tl.bf16, 256, 32, {"block_q": 16}),
+    ("xcvc1902", tl.f32, 64, 32, {"block_q": 16, "block_kv": 64}),
+])
+def test_causal_attention_equals_numpy_within_the_documented_bound(device, dtype, s, d, kw):
+    x = inputs(s, s, d, dtype, seed=2)
+    got = run(tl.library.attention(s, s, d, dtype=dtype, device=device, causal=True, **kw), x)
+    assert np.abs(got - causal_reference(x["Q"], x["KT"], x["V"], 1 / np.sqrt(d))).max() <= bound(dtype, x["V"])
+
+
+def test_causal_attention_skips_the_key_blocks_no_query_sees():
+    s, d, bq, bkv = 256, 32, 16, 32
+    design = tl.library.attention(s, s, d, dtype=tl.f32, causal=True, block_q=bq, block_kv=bkv)
+    res = tl.simulate(tl.plan(design, strategy="greedy"), **inputs(s, s, d, tl.f32))
+    # query block b sees key blocks 0 .. ((b + 1) bq - 1) // bkv
+    want = sum(((b + 1) * bq - 1) // bkv + 1 for b in range(s // bq))
+    got = sum(st.calls for name, st in res.stats.cores.items() if name.startswith("qk_"))
+    assert got == want < (s // bq) * (s // bkv)

@@ -100,6 +100,29 @@ def attention_kernels(block_q: int, block_kv: int, d: int, dtype: DType, scale: 
     }
 
 
+def masked_step_kernel(block_q: int, block_kv: int, dtype: DType, scale: float, offset: int) -> Kernel:
+    """``sm_step`` for a key block the causal mask cuts: query row ``i`` of the block sees the block's first
+    ``offset + i + 1`` keys (``offset``: the query block's first row less the key block's). Row by row, each
+    row's visible part a slice; the masked part of ``P`` is zero."""
+    bq, bkv = block_q, block_kv
+    st_t = Tile[(bq, 2), f32]
+
+    def step(s: Any, st: Any, p: Any, sc: Any) -> None:
+        for i in range(bq):
+            seen = min(bkv, offset + i + 1)
+            sc[i, 1] = maximum(st[i, 0], tl_max(s[i, 0:seen]))
+            sc[i, 0] = exp((st[i, 0] - sc[i, 1]) * scale)
+            st[i, 0] = sc[i, 1]
+            p[i, 0:seen] = _as(exp((s[i, 0:seen] - st[i, 0]) * scale), dtype)
+            if seen < bkv:
+                p[i, seen:bkv] = 0.0
+            st[i, 1] = st[i, 1] * sc[i, 0] + _as(tl_sum(p[i, 0:seen]), f32)
+            sc[i, 1] = st[i, 1]
+
+    return build_kernel(f"attn_sm_causal_{bq}x{bkv}_{dtype}_{offset}",
+                        {"s": Tile[(bq, bkv), f32], "st": st_t, "p": Tile[(bq, bkv), dtype], "sc": st_t}, step)
+
+
 def _as(x: Any, dtype: DType) -> Any:
     """``x`` converted to ``dtype`` (itself when it has it already)."""
     return x if x.dtype == dtype else x.astype(dtype)
@@ -139,7 +162,7 @@ def _pipelines(dev: Device, pipelines: int | None, blocks: int) -> int:
 
 def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Device = "npu1",  # noqa: N803
               pipelines: int | None = None, block_q: int = 32, block_kv: int = 64, scale: float | None = None,
-              depth: int = 2) -> Design:
+              causal: bool = False, depth: int = 2) -> Design:
     """A design computing O (Sq, d) = softmax(Q KT * scale) V for Q (Sq, d), KT (d, Skv) and V (Skv, d).
 
     Args:
@@ -152,6 +175,9 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
         block_q: query rows per block (a pipeline keeps one block resident while the keys go past).
         block_kv: key/value rows per block.
         scale: the scores' scale (None: 1 / sqrt(d)).
+        causal: query row ``i`` sees keys ``0..i`` only (self-attention: ``Sq == Skv``; ``block_kv`` a multiple
+            of ``block_q``). Query blocks are dealt round-robin, each round's keys sent as far as its last
+            query needs, and key blocks a query block cannot see are skipped (``_causal_pipeline``).
         depth: buffers per fifo.
 
     Returns:
@@ -169,6 +195,13 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
         scale = 1.0 / math.sqrt(d)
     if isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 < scale < float("inf"):
         raise DesignError(f"attention: scale must be a finite number > 0, got {scale!r}")
+    if not isinstance(causal, bool):
+        raise DesignError(f"attention: causal must be True or False, got {causal!r}")
+    if causal and Sq != Skv:
+        raise DesignError(f"attention: causal attention here is self-attention (Sq == Skv), got Sq={Sq}, Skv={Skv}")
+    if causal and block_kv % block_q:
+        raise DesignError(f"attention: causal needs block_kv a multiple of block_q (each key block's mask then "
+                          f"starts on a query block's row), got block_q={block_q}, block_kv={block_kv}")
     dev = resolve_device(device)
     blocks = divide(Sq, block_q, "attention: Sq (query rows) by block_q")
     nkv = divide(Skv, block_kv, "attention: Skv (key rows) by block_kv")
@@ -177,6 +210,9 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
     ks = attention_kernels(block_q, block_kv, d, dtype, float(scale))
     cols, rows = _columns(dev)
     bq, bkv = block_q, block_kv
+    # keys sent per round: every block, or (causal) as far as the round's last query row sees
+    sweeps = [min(nkv, ((r + 1) * npipe * bq - 1) // bkv + 1) if causal else nkv for r in range(per)]
+    masked = {o: masked_step_kernel(bq, bkv, dtype, float(scale), o) for o in range(0, bkv, bq)} if causal else {}
     if bkv != Skv and ShimLimits.of(dev).linear_only:
         raise DesignError(f"attention on {dev.name}: its shim DMAs walk linear runs only, and a K^T block of "
                           f"{bkv} of its {Skv} columns is not one; use block_kv={Skv} (whole rows of KT)")
@@ -188,14 +224,25 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
         for j in range(npipe):
             q_in = fifo(Tile[(bq, d), dtype], depth=depth, name=f"q_{j}")
             o_out = fifo(Tile[(bq, d), dtype], depth=depth, name=f"o_{j}")
-            _pipeline(j, (cols[j], rows), ks, q_in, kt_in, v_in, o_out, per, nkv, bq, bkv, d, dtype, depth)
-            # query blocks j * per to (j + 1) * per - 1: one contiguous run of rows
-            walk = pattern(j * per * bq * d, (per * bq * d,), (1,))
+            fifos = (q_in, kt_in, v_in, o_out)
+            if causal:
+                # query blocks j, j + npipe, ...: round r's blocks are the r-th npipe of them
+                _causal_pipeline(j, (cols[j], rows), ks, fifos, sweeps, npipe, bq, bkv, d, dtype, depth, masked)
+                walk = pattern(j * bq * d, (per, bq * d), (npipe * bq * d, 1))
+            else:
+                _pipeline(j, (cols[j], rows), ks, fifos, per, nkv, bq, bkv, d, dtype, depth)
+                # query blocks j * per to (j + 1) * per - 1: one contiguous run of rows
+                walk = pattern(j * per * bq * d, (per * bq * d,), (1,))
             fills.append(Move(Q, q_in, walk, True, f"fill_q_{j}"))
             drains.append(Move(out, o_out, walk, False, f"drain_o_{j}"))
-        # per query block a pipeline holds: every K^T block (d x bkv, walked by columns), then every V block
-        fills.append(Move(KT, kt_in, pattern(0, (nkv, d, bkv), (bkv, Skv, 1)).repeat(per), True, "fill_kt"))
-        fills.append(Move(V, v_in, pattern(0, (Skv * d,), (1,)).repeat(per), True, "fill_v"))
+        # per query block a pipeline holds: K^T's blocks (d x bkv, walked by columns), then V's
+        if causal:
+            for r, n in enumerate(sweeps):
+                fills.append(Move(KT, kt_in, pattern(0, (n, d, bkv), (bkv, Skv, 1)), True, f"fill_kt_{r}"))
+                fills.append(Move(V, v_in, pattern(0, (n * bkv * d,), (1,)), True, f"fill_v_{r}"))
+        else:
+            fills.append(Move(KT, kt_in, pattern(0, (nkv, d, bkv), (bkv, Skv, 1)).repeat(per), True, "fill_kt"))
+            fills.append(Move(V, v_in, pattern(0, (Skv * d,), (1,)).repeat(per), True, "fill_v"))
         issue(fills + drains, dev)
 
     tensors = {"Q": Tensor[(Sq, d), dtype], "KT": Tensor[(d, Skv), dtype], "V": Tensor[(Skv, d), dtype],
@@ -203,14 +250,19 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
     return build_design(f"attention_{Sq}x{Skv}x{d}", dev, tensors, body)
 
 
-def _pipeline(j: int, where: tuple[int, list[int]], ks: dict[str, Kernel], q_in: FifoRef, kt_in: FifoRef,
-              v_in: FifoRef, o_out: FifoRef, per: int, nkv: int, bq: int, bkv: int, d: int, dtype: DType,
-              depth: int) -> None:
+def _inner(j: int, bq: int, bkv: int, dtype: DType, depth: int) -> tuple[FifoRef, FifoRef, FifoRef]:
+    """The fifos between pipeline ``j``'s cores: scores, ``P``, and the row statistics."""
+    return (fifo(Tile[(bq, bkv), f32], depth=depth, name=f"s_{j}"),
+            fifo(Tile[(bq, bkv), dtype], depth=depth, name=f"p_{j}"),
+            fifo(Tile[(bq, 2), f32], depth=depth, name=f"sc_{j}"))
+
+
+def _pipeline(j: int, where: tuple[int, list[int]], ks: dict[str, Kernel], fifos: tuple[FifoRef, ...], per: int,
+              nkv: int, bq: int, bkv: int, d: int, dtype: DType, depth: int) -> None:
     """Pipeline ``j``'s three cores, in column ``where[0]`` at rows ``where[1]``, and the fifos between them."""
     col, rows = where
-    s_f = fifo(Tile[(bq, bkv), f32], depth=depth, name=f"s_{j}")
-    p_f = fifo(Tile[(bq, bkv), dtype], depth=depth, name=f"p_{j}")
-    sc_f = fifo(Tile[(bq, 2), f32], depth=depth, name=f"sc_{j}")
+    q_in, kt_in, v_in, o_out = fifos
+    s_f, p_f, sc_f = _inner(j, bq, bkv, dtype, depth)
 
     @core(name=f"qk_{j}", tile=(col, rows[0]))
     def qk() -> None:
@@ -256,4 +308,70 @@ def _pipeline(j: int, where: tuple[int, list[int]], ks: dict[str, Kernel], q_in:
             o_out.release()
 
 
-__all__ = ["attention", "attention_kernels"]
+def _causal_pipeline(j: int, where: tuple[int, list[int]], ks: dict[str, Kernel], fifos: tuple[FifoRef, ...],
+                     sweeps: list[int], npipe: int, bq: int, bkv: int, d: int, dtype: DType, depth: int,
+                     masked: dict[int, Kernel]) -> None:
+    """Pipeline ``j`` of a causal design, its rounds written out: in round ``r`` it holds query block
+    ``b = r * npipe + j`` while ``sweeps[r]`` key blocks go past (every pipeline takes each, a broadcast); a
+    block wholly after the query block's last row is taken and dropped, one the mask cuts gets the masked
+    softmax (``masked``, by offset), the rest the plain steps; the output goes after the last block it sees."""
+    col, rows = where
+    q_in, kt_in, v_in, o_out = fifos
+    s_f, p_f, sc_f = _inner(j, bq, bkv, dtype, depth)
+    rounds = [(r * npipe + j, n) for r, n in enumerate(sweeps)]
+
+    def seen(b: int, k: int) -> bool:  # key block k holds a key some row of query block b sees
+        return k * bkv <= (b + 1) * bq - 1
+
+    def cut(b: int, k: int) -> int | None:  # the mask's offset in key block k, None if b sees all of it
+        return None if (k + 1) * bkv - 1 <= b * bq else b * bq - k * bkv
+
+    @core(name=f"qk_{j}", tile=(col, rows[0]))
+    def qk() -> None:
+        for b, n in rounds:
+            q = q_in.acquire()
+            for k in range(n):
+                kt = kt_in.acquire()
+                if seen(b, k):
+                    s = s_f.acquire()
+                    ks["qk"](q, kt, s)
+                    s_f.release()
+                kt_in.release()
+            q_in.release()
+
+    @core(name=f"sm_{j}", tile=(col, rows[1]))
+    def sm() -> None:
+        st = buffer(Tile[(bq, 2), f32], name=f"stats_{j}")
+        for b, n in rounds:
+            ks["sm_init"](st)
+            for k in range(n):
+                if not seen(b, k):
+                    continue
+                s, p, sc = s_f.acquire(), p_f.acquire(), sc_f.acquire()
+                o = cut(b, k)
+                (ks["sm_step"] if o is None else masked[o])(s, st, p, sc)
+                s_f.release()
+                p_f.release()
+                sc_f.release()
+
+    @core(name=f"pv_{j}", tile=(col, rows[2]))
+    def pv() -> None:
+        acc = buffer(Tile[(bq, d), f32], name=f"acc_{j}")
+        for b, n in rounds:
+            ks["pv_zero"](acc)
+            last = ((b + 1) * bq - 1) // bkv
+            for k in range(n):
+                v = v_in.acquire()
+                if seen(b, k):
+                    p, sc = p_f.acquire(), sc_f.acquire()
+                    ks["pv_step"](p, v, sc, acc)
+                    if k == last:
+                        out = o_out.acquire()
+                        ks["pv_out"](acc, sc, out)
+                        o_out.release()
+                    p_f.release()
+                    sc_f.release()
+                v_in.release()
+
+
+__all__ = ["attention", "attention_kernels", "masked_step_kernel"]
