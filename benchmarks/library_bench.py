@@ -212,33 +212,40 @@ def stream_cases(small: bool) -> list[Case]:
 
 
 def attention_cases(small: bool) -> list[Case]:
-    """``tl.library.attention`` with the most pipelines each device's columns and shims take, and one causal
-    design. Inputs in [-2, 2]: the bound of docs/library.md "attention" is 4 x 2^-9 x max|V| for bf16 (P, each
-    block's row sum and O rounding once each), 1e-5 x max|V| for f32."""
+    """``tl.library.attention`` with the most pipelines each device's columns and shims take, one causal
+    design and one of grouped-query heads. Inputs in [-2, 2]: the bound of docs/library.md "attention" is
+    4 x 2^-9 x max|V| for bf16 (P, each block's row sum and O rounding once each), 1e-5 x max|V| for f32."""
     scale = 1 if small else 4
     out: list[Case] = []
     for dev, dt, sq, skv, d, kw in (("npu1", tl.bf16, 256, 128, 64, {}), ("npu2", tl.bf16, 512, 128, 64, {}),
                                     ("xcvc1902", tl.f32, 128, 64, 32, {"block_q": 16}),
-                                    ("npu1", tl.bf16, 256, 256, 64, {"causal": True})):
+                                    ("npu1", tl.bf16, 256, 256, 64, {"causal": True}),
+                                    ("npu2", tl.bf16, 256, 256, 64, {"causal": True, "heads": 4, "kv_heads": 2})):
         sq *= scale
-        causal = bool(kw.get("causal"))
+        causal, heads, hkv = bool(kw.get("causal")), kw.get("heads"), kw.get("kv_heads")
         skv = sq if causal else skv
         np_dt = ml_dtypes.bfloat16 if dt is tl.bf16 else np.float32
-        label = f"{sq}x{skv}x{d} {dt}" + (" causal" if causal else "")
+        label = f"{sq}x{skv}x{d} {dt}" + (" causal" if causal else "") + (f" {heads}/{hkv} heads" if heads else "")
+        lead = (heads,) if heads else ()
+        lead_kv = (hkv or heads,) if heads else ()
         out.append(Case("attention", dev, label,
                         lambda sq=sq, skv=skv, d=d, dev=dev, dt=dt, kw=kw: tl.library.attention(
                             sq, skv, d, dtype=dt, device=dev, block_kv=64, **kw),
-                        lambda rng, sq=sq, skv=skv, d=d, np_dt=np_dt: {
-                            "Q": rng.uniform(-2, 2, (sq, d)).astype(np_dt),
-                            "KT": rng.uniform(-2, 2, (d, skv)).astype(np_dt),
-                            "V": rng.uniform(-2, 2, (skv, d)).astype(np_dt)},
+                        lambda rng, sq=sq, skv=skv, d=d, np_dt=np_dt, lead=lead, lead_kv=lead_kv: {
+                            "Q": rng.uniform(-2, 2, (*lead, sq, d)).astype(np_dt),
+                            "KT": rng.uniform(-2, 2, (*lead_kv, d, skv)).astype(np_dt),
+                            "V": rng.uniform(-2, 2, (*lead_kv, skv, d)).astype(np_dt)},
                         lambda x, _design, c=causal: {"O": _attention(x["Q"], x["KT"], x["V"], c)},
-                        macs=2 * sq * skv * d // (2 if causal else 1), mac_dtype=dt,
+                        macs=2 * sq * skv * d * (heads or 1) // (2 if causal else 1), mac_dtype=dt,
                         atol=4 * 2.0**-9 * 2 if dt is tl.bf16 else 1e-5 * 2))
     return out
 
 
 def _attention(q: np.ndarray, kt: np.ndarray, v: np.ndarray, causal: bool = False) -> np.ndarray:
+    """numpy's attention; with a leading head axis, per query head (key/value head h // group)."""
+    if q.ndim == 3:
+        group = q.shape[0] // kt.shape[0]
+        return np.stack([_attention(q[h], kt[h // group], v[h // group], causal) for h in range(q.shape[0])])
     s = q.astype(np.float64) @ kt.astype(np.float64) / np.sqrt(q.shape[1])
     if causal:
         s = np.where(np.tril(np.ones(s.shape, dtype=bool)), s, -np.inf)

@@ -147,3 +147,32 @@ def test_causal_attention_skips_the_key_blocks_no_query_sees():
     want = sum(((b + 1) * bq - 1) // bkv + 1 for b in range(s // bq))
     got = sum(st.calls for name, st in res.stats.cores.items() if name.startswith("qk_"))
     assert got == want < (s // bq) * (s // bkv)
+
+
+@pytest.mark.parametrize(("heads", "kv_heads", "causal", "device"), [
+    (2, None, False, "npu1"), (4, 2, False, "npu1"), (4, 1, True, "npu1"), (2, 2, True, "npu2")])
+def test_heads_and_grouped_query_heads_equal_numpy_per_head(heads, kv_heads, causal, device):
+    s, d = 64, 32
+    hkv = kv_heads or heads
+    rng = np.random.default_rng(9)
+    x = {"Q": rng.uniform(-2, 2, (heads, s, d)), "KT": rng.uniform(-2, 2, (hkv, d, s)),
+         "V": rng.uniform(-2, 2, (hkv, s, d))}
+    x = {k: a.astype(ml_dtypes.bfloat16) for k, a in x.items()}
+    design = tl.library.attention(s, s, d, device=device, heads=heads, kv_heads=kv_heads, causal=causal,
+                                  block_q=16, block_kv=32)
+    got = run(design, x)
+    ref = causal_reference if causal else reference
+    for h in range(heads):
+        g = h // (heads // hkv)  # query head h reads key/value head g
+        want = ref(x["Q"][h], x["KT"][g], x["V"][g], 1 / np.sqrt(d))
+        assert np.abs(got[h] - want).max() <= bound(tl.bf16, x["V"])
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"heads": 4, "kv_heads": 3}, "heads by kv_heads: 4 is not a multiple of 3"),
+    ({"kv_heads": 2}, "kv_heads needs heads"),
+    ({"heads": 0}, "heads must be a positive int"),
+])
+def test_heads_reject_what_cannot_work(kwargs, message):
+    with pytest.raises(DesignError, match=re.escape(message)):
+        tl.library.attention(64, 64, 32, **kwargs)

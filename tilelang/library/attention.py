@@ -17,6 +17,10 @@ through memory the neighbours share (a core has two input DMA channels; ``pv`` r
 ``p`` takes the ``p``-th run of ``Sq / pipelines`` query rows; every pipeline sees the same key and value blocks, one
 broadcast each (a sweep of K^T and of V per query block a pipeline holds).
 
+With ``heads`` the tensors get a leading head axis and the pipelines take the heads one after another;
+``kv_heads`` fewer than ``heads`` is grouped-query attention (query head ``h`` reads key/value head
+``h // (heads // kv_heads)``). ``causal=True`` masks keys after each query (``_causal_pipeline``).
+
 K comes transposed, ``KT`` (d, Skv), as mlir-aie's MHA takes it column-major: a kernel cannot transpose, and a
 bf16 transpose is finer than the DMA's 32-bit words.
 
@@ -162,8 +166,10 @@ def _pipelines(dev: Device, pipelines: int | None, blocks: int) -> int:
 
 def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Device = "npu1",  # noqa: N803
               pipelines: int | None = None, block_q: int = 32, block_kv: int = 64, scale: float | None = None,
-              causal: bool = False, depth: int = 2) -> Design:
-    """A design computing O (Sq, d) = softmax(Q KT * scale) V for Q (Sq, d), KT (d, Skv) and V (Skv, d).
+              causal: bool = False, heads: int | None = None, kv_heads: int | None = None,
+              depth: int = 2) -> Design:
+    """A design computing O (Sq, d) = softmax(Q KT * scale) V for Q (Sq, d), KT (d, Skv) and V (Skv, d); with
+    ``heads``, per head: Q and O (heads, Sq, d), KT (kv_heads, d, Skv), V (kv_heads, Skv, d).
 
     Args:
         Sq, Skv: query and key/value rows.
@@ -178,14 +184,18 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
         causal: query row ``i`` sees keys ``0..i`` only (self-attention: ``Sq == Skv``; ``block_kv`` a multiple
             of ``block_q``). Query blocks are dealt round-robin, each round's keys sent as far as its last
             query needs, and key blocks a query block cannot see are skipped (``_causal_pipeline``).
+        heads: query heads (None: one, and two-dimensional tensors). The pipelines take the heads one after
+            another, each head's query blocks dealt among them as for one head.
+        kv_heads: key/value heads (None: ``heads``); fewer is grouped-query attention: query head ``h`` uses
+            key/value head ``h // (heads // kv_heads)``.
         depth: buffers per fifo.
 
     Returns:
         The traced design.
 
     Raises:
-        DesignError: an integer dtype, sizes the blocks and pipelines do not divide, a bad scale, or more
-            pipelines than the device's columns and shims take.
+        DesignError: an integer dtype, sizes the blocks and pipelines do not divide, a bad scale, heads that
+            kv_heads does not divide, or more pipelines than the device's columns and shims take.
     """
     check_args("attention", {"Sq": Sq, "Skv": Skv, "d": d, "block_q": block_q, "block_kv": block_kv,
                              "depth": depth}, {"dtype": dtype})
@@ -195,6 +205,11 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
         scale = 1.0 / math.sqrt(d)
     if isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 < scale < float("inf"):
         raise DesignError(f"attention: scale must be a finite number > 0, got {scale!r}")
+    if heads is None and kv_heads is not None:
+        raise DesignError("attention: kv_heads needs heads")
+    H = 1 if heads is None else heads
+    check_args("attention", {"heads": H, "kv_heads": H if kv_heads is None else kv_heads})
+    group = divide(H, H if kv_heads is None else kv_heads, "attention: heads by kv_heads")
     if not isinstance(causal, bool):
         raise DesignError(f"attention: causal must be True or False, got {causal!r}")
     if causal and Sq != Skv:
@@ -227,27 +242,40 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
             fifos = (q_in, kt_in, v_in, o_out)
             if causal:
                 # query blocks j, j + npipe, ...: round r's blocks are the r-th npipe of them
-                _causal_pipeline(j, (cols[j], rows), ks, fifos, sweeps, npipe, bq, bkv, d, dtype, depth, masked)
-                walk = pattern(j * bq * d, (per, bq * d), (npipe * bq * d, 1))
+                _causal_pipeline(j, (cols[j], rows), ks, fifos, sweeps, npipe, bq, bkv, d, dtype, depth, masked, H)
+                walk = pattern(j * bq * d, (H, per, bq * d), (Sq * d, npipe * bq * d, 1))
             else:
-                _pipeline(j, (cols[j], rows), ks, fifos, per, nkv, bq, bkv, d, dtype, depth)
-                # query blocks j * per to (j + 1) * per - 1: one contiguous run of rows
-                walk = pattern(j * per * bq * d, (per * bq * d,), (1,))
+                _pipeline(j, (cols[j], rows), ks, fifos, H * per, nkv, bq, bkv, d, dtype, depth)
+                # per head, query blocks j * per to (j + 1) * per - 1: one contiguous run of rows
+                walk = pattern(j * per * bq * d, (H, per * bq * d), (Sq * d, 1))
             fills.append(Move(Q, q_in, walk, True, f"fill_q_{j}"))
             drains.append(Move(out, o_out, walk, False, f"drain_o_{j}"))
-        # per query block a pipeline holds: K^T's blocks (d x bkv, walked by columns), then V's
-        if causal:
-            for r, n in enumerate(sweeps):
-                fills.append(Move(KT, kt_in, pattern(0, (n, d, bkv), (bkv, Skv, 1)), True, f"fill_kt_{r}"))
-                fills.append(Move(V, v_in, pattern(0, (n * bkv * d,), (1,)), True, f"fill_v_{r}"))
-        else:
-            fills.append(Move(KT, kt_in, pattern(0, (nkv, d, bkv), (bkv, Skv, 1)).repeat(per), True, "fill_kt"))
-            fills.append(Move(V, v_in, pattern(0, (Skv * d,), (1,)).repeat(per), True, "fill_v"))
+        # per head, per query block a pipeline holds: K^T's blocks (d x bkv, walked by columns), then V's, of the
+        # head's key/value head
+        for h in range(H):
+            at_kt, at_v = h // group * d * Skv, h // group * Skv * d
+            tag = f"_{h}" if heads is not None else ""
+            if causal:
+                for r, n in enumerate(sweeps):
+                    fills.append(Move(KT, kt_in, pattern(at_kt, (n, d, bkv), (bkv, Skv, 1)), True,
+                                      f"fill_kt{tag}_{r}"))
+                    fills.append(Move(V, v_in, pattern(at_v, (n * bkv * d,), (1,)), True, f"fill_v{tag}_{r}"))
+            else:
+                fills.append(Move(KT, kt_in, pattern(at_kt, (nkv, d, bkv), (bkv, Skv, 1)).repeat(per), True,
+                                  f"fill_kt{tag}"))
+                fills.append(Move(V, v_in, pattern(at_v, (Skv * d,), (1,)).repeat(per), True, f"fill_v{tag}"))
         issue(fills + drains, dev)
 
-    tensors = {"Q": Tensor[(Sq, d), dtype], "KT": Tensor[(d, Skv), dtype], "V": Tensor[(Skv, d), dtype],
-               "O": Tensor[(Sq, d), dtype]}
-    return build_design(f"attention_{Sq}x{Skv}x{d}", dev, tensors, body)
+    if heads is None:
+        tensors = {"Q": Tensor[(Sq, d), dtype], "KT": Tensor[(d, Skv), dtype], "V": Tensor[(Skv, d), dtype],
+                   "O": Tensor[(Sq, d), dtype]}
+        name = f"attention_{Sq}x{Skv}x{d}"
+    else:
+        hkv = H // group
+        tensors = {"Q": Tensor[(H, Sq, d), dtype], "KT": Tensor[(hkv, d, Skv), dtype],
+                   "V": Tensor[(hkv, Skv, d), dtype], "O": Tensor[(H, Sq, d), dtype]}
+        name = f"attention_{H}x{Sq}x{Skv}x{d}" + (f"_kv{hkv}" if hkv != H else "")
+    return build_design(name, dev, tensors, body)
 
 
 def _inner(j: int, bq: int, bkv: int, dtype: DType, depth: int) -> tuple[FifoRef, FifoRef, FifoRef]:
@@ -310,11 +338,12 @@ def _pipeline(j: int, where: tuple[int, list[int]], ks: dict[str, Kernel], fifos
 
 def _causal_pipeline(j: int, where: tuple[int, list[int]], ks: dict[str, Kernel], fifos: tuple[FifoRef, ...],
                      sweeps: list[int], npipe: int, bq: int, bkv: int, d: int, dtype: DType, depth: int,
-                     masked: dict[int, Kernel]) -> None:
+                     masked: dict[int, Kernel], heads: int) -> None:
     """Pipeline ``j`` of a causal design, its rounds written out: in round ``r`` it holds query block
     ``b = r * npipe + j`` while ``sweeps[r]`` key blocks go past (every pipeline takes each, a broadcast); a
     block wholly after the query block's last row is taken and dropped, one the mask cuts gets the masked
-    softmax (``masked``, by offset), the rest the plain steps; the output goes after the last block it sees."""
+    softmax (``masked``, by offset), the rest the plain steps; the output goes after the last block it sees.
+    The rounds repeat per head (a loop: each head's rounds are the same)."""
     col, rows = where
     q_in, kt_in, v_in, o_out = fifos
     s_f, p_f, sc_f = _inner(j, bq, bkv, dtype, depth)
@@ -326,8 +355,7 @@ def _causal_pipeline(j: int, where: tuple[int, list[int]], ks: dict[str, Kernel]
     def cut(b: int, k: int) -> int | None:  # the mask's offset in key block k, None if b sees all of it
         return None if (k + 1) * bkv - 1 <= b * bq else b * bq - k * bkv
 
-    @core(name=f"qk_{j}", tile=(col, rows[0]))
-    def qk() -> None:
+    def qk_rounds() -> None:
         for b, n in rounds:
             q = q_in.acquire()
             for k in range(n):
@@ -339,9 +367,12 @@ def _causal_pipeline(j: int, where: tuple[int, list[int]], ks: dict[str, Kernel]
                 kt_in.release()
             q_in.release()
 
-    @core(name=f"sm_{j}", tile=(col, rows[1]))
-    def sm() -> None:
-        st = buffer(Tile[(bq, 2), f32], name=f"stats_{j}")
+    @core(name=f"qk_{j}", tile=(col, rows[0]))
+    def qk() -> None:
+        for _ in _heads(heads):
+            qk_rounds()
+
+    def sm_rounds(st: Any) -> None:
         for b, n in rounds:
             ks["sm_init"](st)
             for k in range(n):
@@ -354,9 +385,13 @@ def _causal_pipeline(j: int, where: tuple[int, list[int]], ks: dict[str, Kernel]
                 p_f.release()
                 sc_f.release()
 
-    @core(name=f"pv_{j}", tile=(col, rows[2]))
-    def pv() -> None:
-        acc = buffer(Tile[(bq, d), f32], name=f"acc_{j}")
+    @core(name=f"sm_{j}", tile=(col, rows[1]))
+    def sm() -> None:
+        st = buffer(Tile[(bq, 2), f32], name=f"stats_{j}")
+        for _ in _heads(heads):
+            sm_rounds(st)
+
+    def pv_rounds(acc: Any) -> None:
         for b, n in rounds:
             ks["pv_zero"](acc)
             last = ((b + 1) * bq - 1) // bkv
@@ -372,6 +407,17 @@ def _causal_pipeline(j: int, where: tuple[int, list[int]], ks: dict[str, Kernel]
                     p_f.release()
                     sc_f.release()
                 v_in.release()
+
+    @core(name=f"pv_{j}", tile=(col, rows[2]))
+    def pv() -> None:
+        acc = buffer(Tile[(bq, d), f32], name=f"acc_{j}")
+        for _ in _heads(heads):
+            pv_rounds(acc)
+
+
+def _heads(heads: int) -> Any:
+    """The per-head repetition of a core program: a loop for several heads, once (no loop) for one."""
+    return tl_range(heads) if heads > 1 else range(1)
 
 
 __all__ = ["attention", "attention_kernels", "masked_step_kernel"]
