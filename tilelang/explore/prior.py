@@ -4,6 +4,7 @@ For ``tl.library.matmul`` a point fixes the kernel tile (m, k, n) and the core
 grid; the tiler's model (``tilelang.plan.tiling_model``, what
 ``tl.tile_contraction`` minimises) evaluates exactly that tile and split over
 every memtile block size and keeps the best feasible estimate. For
+``tl.library.attention`` it paces the pipelines by their slowest stage (:func:`attention_estimate`). For
 ``tl.library.softmax``, ``rms_norm``, ``layer_norm`` and ``elementwise``'s one-input named ops (chunked designs:
 one kernel call per chunk of rows,
 the chunks dealt to the cores through the memtiles) it paces each shim channel's
@@ -34,7 +35,8 @@ def prior_for(factory: Callable[..., Any]) -> Prior | None:
     import tilelang.library as lib
 
     return {lib.matmul: matmul_estimate, lib.softmax: softmax_estimate, lib.rms_norm: rms_norm_estimate,
-            lib.layer_norm: layer_norm_estimate, lib.elementwise: elementwise_estimate}.get(factory)
+            lib.layer_norm: layer_norm_estimate, lib.elementwise: elementwise_estimate,
+            lib.attention: attention_estimate}.get(factory)
 
 
 def matmul_estimate(kwargs: dict[str, Any]) -> float | None:
@@ -209,6 +211,88 @@ def rows_estimate(kwargs: dict[str, Any], what: str, kernel_of: Callable[[int, i
     work = charged / ddr_bytes_per_cycle(dev)
     served = float(np.max(starts - work * np.arange(len(starts)))) + work * len(starts)  # one server, start order
     return max(served, float(start_out.max()) + tau)
+
+
+def attention_estimate(kwargs: dict[str, Any]) -> float | None:
+    """Cycles of ``tl.library.attention(**kwargs)``: its three-stage pipelines at the pace of their slowest part.
+
+    Per key block every pipeline takes a ``KT`` and a ``V`` block (one broadcast each, a shim channel each:
+    ``KT``'s block is ``d`` runs of ``block_kv`` values, read at the rate such short runs allow, ``V``'s one
+    run; the DDR serves both, charged per burst as the simulator charges them) and its three cores each run one step (the
+    kernel cost model's cycles); per query block the softmax core also starts its statistics and the output
+    core zeroes, then normalises and sends its block. A query block's period is the slowest of the three
+    cores' work and the key/value stream; with ``causal`` the round's key blocks and each core's work are
+    those of the query block it holds that round (masked steps at their own cost), the round as slow as its
+    busiest pipeline. The estimate is the slowest stage's work over every round and head, plus the first
+    query block's way to that stage and the last one's way out of it (the steps of the stages after it, its
+    output's drain).
+
+    Returns:
+        The estimate, or None (arguments the factory would refuse).
+    """
+    from simulator.cost import ddr_bytes_per_cycle, kernel_cycles, transfer_cycles
+    from simulator.memory import Ddr
+    from tilelang.ir.dtypes import bf16
+    from tilelang.library import attention as make
+    from tilelang.library.attention import attention_kernels, masked_step_kernel
+
+    try:
+        design = make(**kwargs)  # the factory's own checks (and its pipelines), milliseconds
+        sq, skv, d = int(kwargs["Sq"]), int(kwargs["Skv"]), int(kwargs["d"])
+        bq, bkv = int(kwargs.get("block_q", 32)), int(kwargs.get("block_kv", 64))
+        dtype, causal = kwargs.get("dtype", bf16), bool(kwargs.get("causal", False))
+        scale = float(kwargs.get("scale") or 1.0 / np.sqrt(d))
+        dev = design.device
+        ks = {k: float(kernel_cycles(v, dev)) for k, v in attention_kernels(bq, bkv, d, dtype, scale).items()}
+        masked = ({o: float(kernel_cycles(masked_step_kernel(bq, bkv, dtype, scale, o), dev))
+                   for o in range(0, bkv, bq)} if causal else {})
+    except (TileLangError, KeyError, TypeError, ValueError):
+        return None
+    npipe = len(design.cores) // 3
+    heads, per, nkv = int(kwargs.get("heads") or 1), sq // bq // npipe, skv // bkv
+    if not _attention_fits(dev, bq, bkv, d, dtype.bits // 8, int(kwargs.get("depth", 2))):
+        return None
+    stream = dev.stream_bits / 8
+    block = bkv * d * dtype.bits // 8  # a KT block and a V block alike
+    ddr = Ddr.for_device(dev)
+    kt_charged, kt_limit = ddr.cost(block, bkv * dtype.bits // 8)  # d runs of a block's row of KT
+    v_charged, v_limit = ddr.cost(block, block)
+    kv = max(float(transfer_cycles(block, min(stream, kt_limit))), float(transfer_cycles(block, min(stream, v_limit))),
+             (kt_charged + v_charged) / ddr_bytes_per_cycle(dev))
+    qblock = float(transfer_cycles(bq * d * dtype.bits // 8, stream))
+    work = {"qk": 0.0, "sm": 0.0, "pv": 0.0}  # each stage's cores' work, one head; a round as slow as its busiest
+    for r in range(per):
+        blocks = [r * npipe + j for j in range(npipe)]
+        sweep = min(nkv, ((r + 1) * npipe * bq - 1) // bkv + 1) if causal else nkv
+        rnd = dict.fromkeys(work, 0.0)
+        for b in blocks:
+            seen = [k for k in range(sweep) if not causal or k * bkv <= (b + 1) * bq - 1]
+            sm = sum(ks["sm_step"] if not causal or (k + 1) * bkv - 1 <= b * bq else masked[b * bq - k * bkv]
+                     for k in seen)
+            rnd["qk"] = max(rnd["qk"], sweep * kv, len(seen) * ks["qk"])  # every block of the sweep passes by
+            rnd["sm"] = max(rnd["sm"], sm + ks["sm_init"])
+            rnd["pv"] = max(rnd["pv"], len(seen) * ks["pv_step"] + ks["pv_zero"] + ks["pv_out"])
+        for k in work:
+            work[k] += rnd[k]
+    slowest = max(work, key=lambda k: work[k])
+    # the first query block's way to the slowest stage, and the last one's way out of it
+    before = {"qk": qblock, "sm": qblock + kv + ks["qk"], "pv": qblock + kv + ks["qk"] + ks["sm_step"]}[slowest]
+    after = {"qk": ks["sm_step"] + ks["pv_step"] + ks["pv_out"], "sm": ks["pv_step"] + ks["pv_out"], "pv": 0.0}[slowest]
+    return before + heads * work[slowest] + after + qblock
+
+
+def _attention_fits(dev: Any, bq: int, bkv: int, d: int, nbytes: int, depth: int) -> bool:
+    """Whether a pipeline's buffers can fit its three cores' memories: the query and ``KT`` blocks land in the
+    ``qk`` core's, the ``V`` blocks, the output blocks and the f32 accumulator in the ``pv`` core's, and the
+    scores, ``P`` and statistics between neighbours wherever there is room (their total with the rest within
+    the three memories), each core keeping its stack."""
+    from tilelang.devices.abi import STACK_BYTES
+
+    mem = dev.memory_bytes(dev.tiles("compute")[0])
+    qk = depth * (bq * d + d * bkv) * nbytes + STACK_BYTES
+    pv = depth * (bkv * d + bq * d) * nbytes + bq * d * 4 + STACK_BYTES
+    shared = depth * (bq * bkv * 4 + bq * bkv * nbytes + bq * 2 * 4) + bq * 2 * 4 + STACK_BYTES
+    return qk <= mem and pv <= mem and qk + pv + shared <= 3 * mem
 
 
 def _issued(part: np.ndarray, channel: np.ndarray, first: int, channels: int) -> np.ndarray:
