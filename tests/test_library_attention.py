@@ -176,3 +176,45 @@ def test_heads_and_grouped_query_heads_equal_numpy_per_head(heads, kv_heads, cau
 def test_heads_reject_what_cannot_work(kwargs, message):
     with pytest.raises(DesignError, match=re.escape(message)):
         tl.library.attention(64, 64, 32, **kwargs)
+
+
+def test_any_arguments_give_numpys_answer_or_a_tilelang_error():
+    """A seeded sweep over devices, dtypes, block sizes, sequence lengths, heads, pipelines and the mask: every
+    point either equals numpy within the bound or is refused with a tilelang error (never another exception)."""
+    import random
+
+    rng = random.Random(1)
+    outcomes = {"ok": 0, "refused": 0}
+    for i in range(48):
+        dev = rng.choice(["npu1", "npu2", "xcvc1902", "xcve2802"])
+        dt = tl.f32 if dev == "xcvc1902" or rng.random() < 0.3 else tl.bf16
+        bq, bkv = rng.choice([8, 16, 32, 48]), rng.choice([8, 16, 32, 64, 96])
+        sq, skv, d = bq * rng.choice([1, 2, 3, 4, 6]), bkv * rng.choice([1, 2, 3]), rng.choice([8, 16, 32, 64])
+        causal = rng.random() < 0.4
+        skv = sq if causal else skv
+        heads = rng.choice([None, None, 2, 3])
+        kv_heads = rng.choice([None, 1]) if heads else None
+        kw = {"dtype": dt, "device": dev, "block_q": bq, "block_kv": bkv, "causal": causal, "heads": heads,
+              "kv_heads": kv_heads, "pipelines": rng.choice([None, None, 1, 2, 5])}
+        try:
+            design = tl.library.attention(sq, skv, d, **kw)
+            plan = tl.plan(design, strategy="greedy")
+        except tl.TileLangError:
+            outcomes["refused"] += 1
+            continue
+        h, hk = heads or 1, kv_heads or heads or 1
+        lead, lead_kv = ((h,), (hk,)) if heads else ((), ())
+        r = np.random.default_rng(i)
+        np_dt = ml_dtypes.bfloat16 if dt is tl.bf16 else np.float32
+        x = {"Q": r.uniform(-2, 2, (*lead, sq, d)).astype(np_dt), "KT": r.uniform(-2, 2, (*lead_kv, d, skv)).astype(np_dt),
+             "V": r.uniform(-2, 2, (*lead_kv, skv, d)).astype(np_dt)}
+        got = tl.simulate(plan, **x).outputs["O"].astype(np.float64)
+        ref = causal_reference if causal else reference
+        if heads:
+            want = np.stack([ref(x["Q"][j], x["KT"][j // (h // hk)], x["V"][j // (h // hk)], 1 / np.sqrt(d))
+                             for j in range(h)])
+        else:
+            want = ref(x["Q"], x["KT"], x["V"], 1 / np.sqrt(d))
+        assert np.abs(got - want).max() <= bound(dt, x["V"]), (sq, skv, d, kw)
+        outcomes["ok"] += 1
+    assert outcomes["ok"] >= 8 and outcomes["refused"] >= 4, outcomes
