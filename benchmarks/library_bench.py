@@ -230,7 +230,7 @@ def attention_cases(small: bool) -> list[Case]:
         lead_kv = (hkv or heads,) if heads else ()
         out.append(Case("attention", dev, label,
                         lambda sq=sq, skv=skv, d=d, dev=dev, dt=dt, kw=kw: tl.library.attention(
-                            sq, skv, d, dtype=dt, device=dev, block_kv=64, **kw),
+                            sq, skv, d, dtype=dt, device=dev, **kw),
                         lambda rng, sq=sq, skv=skv, d=d, np_dt=np_dt, lead=lead, lead_kv=lead_kv: {
                             "Q": rng.uniform(-2, 2, (*lead, sq, d)).astype(np_dt),
                             "KT": rng.uniform(-2, 2, (*lead_kv, d, skv)).astype(np_dt),

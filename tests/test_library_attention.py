@@ -94,6 +94,34 @@ def test_default_pipelines_are_one_per_column_the_shims_feed():
     assert len(tl.library.attention(96, 64, 64, device="npu1").cores) == 3 * 3
 
 
+def test_default_key_blocks_are_the_largest_that_divide_and_fit():
+    """block_kv=None: the largest power of two up to 128 that divides Skv and whose buffers fit both as the
+    planner and as mlir-aie's objectfifo lowering lay them out; the whole of KT on AIE1 (linear shim walks)."""
+    def key_block(**kw):
+        return tl.library.attention(**kw).fifo("kt").elem.shape[1]
+
+    assert key_block(Sq=64, Skv=256, d=32) == 128
+    assert key_block(Sq=64, Skv=96, d=32) == 32  # 128 and 64 do not divide 96
+    # d = 64: at 128 keys mlir-aie would keep the f32 scores with the qk core (72 KiB with its Q and KT blocks)
+    assert key_block(Sq=64, Skv=256, d=64) == 64
+    # d = 128: at 64 keys the pv core's V and output blocks (2 x 16 KiB, 2 x 8 KiB) and f32 accumulator (16 KiB)
+    # overflow its 64 KiB
+    assert key_block(Sq=64, Skv=256, d=128) == 32
+    assert key_block(Sq=64, Skv=256, d=64, dtype=tl.f32) == 32
+    assert key_block(Sq=64, Skv=96, d=32, device="xcvc1902", dtype=tl.f32) == 96
+
+
+def test_default_key_blocks_plan_and_go_through_mlir_aie_at_both_levels():
+    from tilelang.backends.mlir import vendor
+
+    if vendor.missing_tools_reason():
+        pytest.skip(vendor.missing_tools_reason())
+    for kw in ({"d": 32}, {"d": 64}, {"d": 128}, {"d": 64, "dtype": tl.f32}, {"d": 64, "block_q": 16}):
+        plan = tl.plan(tl.library.attention(128, 256, **kw), strategy="greedy")
+        for level in vendor.LEVELS:
+            vendor.compile_text(tl.emit_mlir(plan, level=level), level)
+
+
 @pytest.mark.parametrize(("args", "kwargs", "message"), [
     ((64, 64, 32), {"dtype": tl.i16}, "needs a float dtype"),
     ((64, 64, 32), {"block_q": 48}, "Sq (query rows) by block_q: 64 is not a multiple of 48"),
@@ -103,7 +131,7 @@ def test_default_pipelines_are_one_per_column_the_shims_feed():
     ((64, 64, 32), {"scale": 0.0}, "scale must be a finite number > 0"),
     ((64, 64, 32), {"pipelines": True}, "pipelines must be a positive int or None"),
     ((64, 0, 32), {}, "Skv must be a positive int"),
-    ((64, 128, 32), {"device": "xcvc1902", "dtype": tl.f32}, "use block_kv=128"),
+    ((64, 128, 32), {"device": "xcvc1902", "dtype": tl.f32, "block_kv": 64}, "use block_kv=128"),
     ((64, 128, 32), {"causal": True}, "self-attention (Sq == Skv), got Sq=64, Skv=128"),
     ((128, 128, 32), {"causal": True, "block_q": 64, "block_kv": 32}, "block_kv a multiple of block_q"),
     ((64, 64, 32), {"causal": 1}, "causal must be True or False"),

@@ -223,23 +223,26 @@ def attention_estimate(kwargs: dict[str, Any]) -> float | None:
     core zeroes, then normalises and sends its block. A query block's period is the slowest of the three
     cores' work and the key/value stream; with ``causal`` the round's key blocks and each core's work are
     those of the query block it holds that round (masked steps at their own cost), the round as slow as its
-    busiest pipeline. The estimate is the slowest stage's work over every round and head, plus the first
-    query block's way to that stage and the last one's way out of it (the steps of the stages after it, its
-    output's drain).
+    busiest pipeline. The estimate is every round and head at its slowest stage's pace (a causal round's
+    slowest stage may not be the next one's, and the rounds hardly overlap: each waits for its query block),
+    plus the first query block's way to the stage slowest over the run (after the runtime sequence has pushed
+    the moves it needs) and the last one's way out of it (the steps of the stages after it, its output's
+    drain).
 
     Returns:
         The estimate, or None (arguments the factory would refuse).
     """
-    from simulator.cost import ddr_bytes_per_cycle, kernel_cycles, transfer_cycles
+    from simulator.cost import ddr_bytes_per_cycle, host_sequence_cycles, kernel_cycles, transfer_cycles
     from simulator.memory import Ddr
     from tilelang.ir.dtypes import bf16
     from tilelang.library import attention as make
-    from tilelang.library.attention import attention_kernels, masked_step_kernel
+    from tilelang.library.attention import attention_kernels, fits, masked_step_kernel
 
     try:
         design = make(**kwargs)  # the factory's own checks (and its pipelines), milliseconds
         sq, skv, d = int(kwargs["Sq"]), int(kwargs["Skv"]), int(kwargs["d"])
-        bq, bkv = int(kwargs.get("block_q", 32)), int(kwargs.get("block_kv", 64))
+        bq = int(kwargs.get("block_q", 32))
+        bkv = design.fifo("kt").elem.shape[1]  # the factory's block_kv (its default when not given)
         dtype, causal = kwargs.get("dtype", bf16), bool(kwargs.get("causal", False))
         scale = float(kwargs.get("scale") or 1.0 / np.sqrt(d))
         dev = design.device
@@ -250,7 +253,7 @@ def attention_estimate(kwargs: dict[str, Any]) -> float | None:
         return None
     npipe = len(design.cores) // 3
     heads, per, nkv = int(kwargs.get("heads") or 1), sq // bq // npipe, skv // bkv
-    if not _attention_fits(dev, bq, bkv, d, dtype.bits // 8, int(kwargs.get("depth", 2))):
+    if not fits(dev, bq, bkv, d, dtype, int(kwargs.get("depth", 2))):
         return None
     stream = dev.stream_bits / 8
     block = bkv * d * dtype.bits // 8  # a KT block and a V block alike
@@ -261,6 +264,7 @@ def attention_estimate(kwargs: dict[str, Any]) -> float | None:
              (kt_charged + v_charged) / ddr_bytes_per_cycle(dev))
     qblock = float(transfer_cycles(bq * d * dtype.bits // 8, stream))
     work = {"qk": 0.0, "sm": 0.0, "pv": 0.0}  # each stage's cores' work, one head; a round as slow as its busiest
+    paced = 0.0  # the rounds one after another, each at its slowest stage's pace
     for r in range(per):
         blocks = [r * npipe + j for j in range(npipe)]
         sweep = min(nkv, ((r + 1) * npipe * bq - 1) // bkv + 1) if causal else nkv
@@ -274,25 +278,16 @@ def attention_estimate(kwargs: dict[str, Any]) -> float | None:
             rnd["pv"] = max(rnd["pv"], len(seen) * ks["pv_step"] + ks["pv_zero"] + ks["pv_out"])
         for k in work:
             work[k] += rnd[k]
+        paced += max(rnd.values())
     slowest = max(work, key=lambda k: work[k])
+    # the runtime sequence pushes every pipeline's query move and the KT and V moves before the first key block
+    # flows (each push its issue time), whose first data come a DDR latency later
+    issue, _, latency = host_sequence_cycles(dev)
+    start = (npipe + 2) * issue + latency
     # the first query block's way to the slowest stage, and the last one's way out of it
-    before = {"qk": qblock, "sm": qblock + kv + ks["qk"], "pv": qblock + kv + ks["qk"] + ks["sm_step"]}[slowest]
+    before = start + {"qk": qblock, "sm": qblock + kv + ks["qk"], "pv": qblock + kv + ks["qk"] + ks["sm_step"]}[slowest]
     after = {"qk": ks["sm_step"] + ks["pv_step"] + ks["pv_out"], "sm": ks["pv_step"] + ks["pv_out"], "pv": 0.0}[slowest]
-    return before + heads * work[slowest] + after + qblock
-
-
-def _attention_fits(dev: Any, bq: int, bkv: int, d: int, nbytes: int, depth: int) -> bool:
-    """Whether a pipeline's buffers can fit its three cores' memories: the query and ``KT`` blocks land in the
-    ``qk`` core's, the ``V`` blocks, the output blocks and the f32 accumulator in the ``pv`` core's, and the
-    scores, ``P`` and statistics between neighbours wherever there is room (their total with the rest within
-    the three memories), each core keeping its stack."""
-    from tilelang.devices.abi import STACK_BYTES
-
-    mem = dev.memory_bytes(dev.tiles("compute")[0])
-    qk = depth * (bq * d + d * bkv) * nbytes + STACK_BYTES
-    pv = depth * (bkv * d + bq * d) * nbytes + bq * d * 4 + STACK_BYTES
-    shared = depth * (bq * bkv * 4 + bq * bkv * nbytes + bq * 2 * 4) + bq * 2 * 4 + STACK_BYTES
-    return qk <= mem and pv <= mem and qk + pv + shared <= 3 * mem
+    return before + heads * paced + after + qblock
 
 
 def _issued(part: np.ndarray, channel: np.ndarray, first: int, channels: int) -> np.ndarray:

@@ -165,7 +165,7 @@ def _pipelines(dev: Device, pipelines: int | None, blocks: int) -> int:
 
 
 def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Device = "npu1",  # noqa: N803
-              pipelines: int | None = None, block_q: int = 32, block_kv: int = 64, scale: float | None = None,
+              pipelines: int | None = None, block_q: int = 32, block_kv: int | None = None, scale: float | None = None,
               causal: bool = False, heads: int | None = None, kv_heads: int | None = None,
               depth: int = 2) -> Design:
     """A design computing O (Sq, d) = softmax(Q KT * scale) V for Q (Sq, d), KT (d, Skv) and V (Skv, d); with
@@ -179,7 +179,10 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
         pipelines: pipelines of three cores, one per compute column (None: the most that the shims feed and
             that divide the Sq / block_q query blocks).
         block_q: query rows per block (a pipeline keeps one block resident while the keys go past).
-        block_kv: key/value rows per block.
+        block_kv: key/value rows per block (None: the largest of 128, 64, 32, 16 and 8 that divides Skv and
+            whose buffers fit a pipeline's cores as both the planner and mlir-aie's objectfifo lowering lay
+            them out (:func:`fits`, :func:`_fits_objectfifo`): longer ``KT`` runs read faster, fewer steps
+            cost less; on a device whose shim DMAs walk linear runs only, Skv).
         scale: the scores' scale (None: 1 / sqrt(d)).
         causal: query row ``i`` sees keys ``0..i`` only (self-attention: ``Sq == Skv``; ``block_kv`` a multiple
             of ``block_q``). Query blocks are dealt round-robin, each round's keys sent as far as its last
@@ -197,8 +200,9 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
         DesignError: an integer dtype, sizes the blocks and pipelines do not divide, a bad scale, heads that
             kv_heads does not divide, or more pipelines than the device's columns and shims take.
     """
-    check_args("attention", {"Sq": Sq, "Skv": Skv, "d": d, "block_q": block_q, "block_kv": block_kv,
-                             "depth": depth}, {"dtype": dtype})
+    check_args("attention", {"Sq": Sq, "Skv": Skv, "d": d, "block_q": block_q, "depth": depth}, {"dtype": dtype})
+    if block_kv is not None:
+        check_args("attention", {"block_kv": block_kv})
     if not dtype.is_float:
         raise DesignError(f"attention needs a float dtype (bf16 or f32), got {dtype}")
     if scale is None:
@@ -214,10 +218,12 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
         raise DesignError(f"attention: causal must be True or False, got {causal!r}")
     if causal and Sq != Skv:
         raise DesignError(f"attention: causal attention here is self-attention (Sq == Skv), got Sq={Sq}, Skv={Skv}")
+    dev = resolve_device(device)
+    if block_kv is None:
+        block_kv = _default_block_kv(dev, Skv, block_q, d, dtype, depth, causal)
     if causal and block_kv % block_q:
         raise DesignError(f"attention: causal needs block_kv a multiple of block_q (each key block's mask then "
                           f"starts on a query block's row), got block_q={block_q}, block_kv={block_kv}")
-    dev = resolve_device(device)
     blocks = divide(Sq, block_q, "attention: Sq (query rows) by block_q")
     nkv = divide(Skv, block_kv, "attention: Skv (key rows) by block_kv")
     npipe = _pipelines(dev, pipelines, blocks)
@@ -276,6 +282,49 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
                    "V": Tensor[(hkv, Skv, d), dtype], "O": Tensor[(H, Sq, d), dtype]}
         name = f"attention_{H}x{Sq}x{Skv}x{d}" + (f"_kv{hkv}" if hkv != H else "")
     return build_design(name, dev, tensors, body)
+
+
+def fits(dev: Device, block_q: int, block_kv: int, d: int, dtype: DType, depth: int = 2) -> bool:
+    """Whether a pipeline's buffers fit its three cores' memories as the planner lays them out: the query and
+    ``KT`` blocks in the ``qk`` core's, the scores and ``P`` in the ``sm`` core's (with its statistics), the
+    ``V`` blocks, the row statistics it receives, the output blocks and the f32 accumulator in the ``pv``
+    core's, each core keeping its stack. (A necessary check: the planner has the last word.)"""
+    from tilelang.devices.abi import STACK_BYTES
+
+    bq, bkv, nbytes = block_q, block_kv, dtype.bits // 8
+    mem = dev.memory_bytes(dev.tiles("compute")[0])
+    qk = depth * (bq * d + d * bkv) * nbytes
+    sm = depth * (bq * bkv * 4 + bq * bkv * nbytes) + bq * 2 * 4
+    pv = depth * (bkv * d * nbytes + bq * 2 * 4 + bq * d * nbytes) + bq * d * 4
+    return max(qk, sm, pv) + STACK_BYTES <= mem
+
+
+def _fits_objectfifo(dev: Device, block_q: int, block_kv: int, d: int, dtype: DType, depth: int) -> bool:
+    """Whether the buffers fit as mlir-aie's objectfifo lowering lays them out: a fifo between neighbours keeps
+    its buffers in its producer's memory, so the scores join the ``qk`` core's query and ``KT`` blocks and
+    ``P`` and the statistics stay with the ``sm`` core. (Its allocator refuses ``block_kv=128`` at ``d=64``,
+    bf16: the ``qk`` core would hold 72 KiB; the planner puts the scores with the ``sm`` core instead.)"""
+    from tilelang.devices.abi import STACK_BYTES
+
+    bq, bkv, nbytes = block_q, block_kv, dtype.bits // 8
+    mem = dev.memory_bytes(dev.tiles("compute")[0])
+    qk = depth * ((bq * d + d * bkv) * nbytes + bq * bkv * 4)
+    sm = depth * (bq * bkv * nbytes + bq * 2 * 4) + bq * 2 * 4
+    pv = depth * (bkv * d + bq * d) * nbytes + bq * d * 4
+    return max(qk, sm, pv) + STACK_BYTES <= mem
+
+
+def _default_block_kv(dev: Device, Skv: int, block_q: int, d: int, dtype: DType, depth: int,  # noqa: N803
+                      causal: bool) -> int:
+    """``block_kv=None``: the largest of 128, 64, 32, 16, 8 that divides Skv (and, causal, is a multiple of
+    block_q) and whose buffers fit both as the planner lays them out (:func:`fits`) and as mlir-aie's
+    objectfifo lowering does (:func:`_fits_objectfifo`), so the design goes through both emission levels;
+    Skv on a linear-only shim DMA; else the smallest dividing one (the planner then says what does not fit)."""
+    if ShimLimits.of(dev).linear_only:
+        return Skv
+    ok = [b for b in (128, 64, 32, 16, 8) if Skv % b == 0 and not (causal and b % block_q)]
+    return next((b for b in ok if fits(dev, block_q, b, d, dtype, depth)
+                 and _fits_objectfifo(dev, block_q, b, d, dtype, depth)), ok[-1] if ok else Skv)
 
 
 def _inner(j: int, bq: int, bkv: int, dtype: DType, depth: int) -> tuple[FifoRef, FifoRef, FifoRef]:
@@ -420,4 +469,4 @@ def _heads(heads: int) -> Any:
     return tl_range(heads) if heads > 1 else range(1)
 
 
-__all__ = ["attention", "attention_kernels", "masked_step_kernel"]
+__all__ = ["attention", "attention_kernels", "fits", "masked_step_kernel"]
