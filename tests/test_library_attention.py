@@ -95,19 +95,18 @@ def test_default_pipelines_are_one_per_column_the_shims_feed():
 
 
 def test_default_key_blocks_are_the_largest_that_divide_and_fit():
-    """block_kv=None: the largest power of two up to 128 that divides Skv and whose buffers fit both as the
-    planner and as mlir-aie's objectfifo lowering lay them out; the whole of KT on AIE1 (linear shim walks)."""
+    """block_kv=None: the largest power of two up to 128 that divides Skv and whose buffers fit as the planner
+    lays them out (both MLIR levels keep that layout); the whole of KT on AIE1 (linear shim walks)."""
     def key_block(**kw):
         return tl.library.attention(**kw).fifo("kt").elem.shape[1]
 
     assert key_block(Sq=64, Skv=256, d=32) == 128
     assert key_block(Sq=64, Skv=96, d=32) == 32  # 128 and 64 do not divide 96
-    # d = 64: at 128 keys mlir-aie would keep the f32 scores with the qk core (72 KiB with its Q and KT blocks)
-    assert key_block(Sq=64, Skv=256, d=64) == 64
+    assert key_block(Sq=64, Skv=256, d=64) == 128
     # d = 128: at 64 keys the pv core's V and output blocks (2 x 16 KiB, 2 x 8 KiB) and f32 accumulator (16 KiB)
     # overflow its 64 KiB
     assert key_block(Sq=64, Skv=256, d=128) == 32
-    assert key_block(Sq=64, Skv=256, d=64, dtype=tl.f32) == 32
+    assert key_block(Sq=64, Skv=256, d=64, dtype=tl.f32) == 64  # f32 scores and P: 2 x 32 KiB at 128 keys
     assert key_block(Sq=64, Skv=96, d=32, device="xcvc1902", dtype=tl.f32) == 96
 
 

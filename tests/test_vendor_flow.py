@@ -283,3 +283,17 @@ def test_a_min_reduction_goes_through_mlir_aie_and_equals_numpy(device: str, dty
     assert tl.simulate(plan, A=a).outputs["C"][0] == a.min()
     for level in ("objectfifo", "physical"):
         _through(plan, level, f"min reduction on {device}, {dtype}")
+
+
+def test_a_shared_fifo_planned_in_its_consumers_memory_is_allocated_there_for_mlir_aie() -> None:
+    """mlir-aie keeps a fifo between two neighbouring cores in its producer's memory unless an
+    ``aie.objectfifo.allocate`` names another tile. Attention's 128-key blocks at d = 64 fit only as the planner
+    lays them out (the f32 scores with the softmax core, their consumer): the objectfifo module must say so, or
+    mlir-aie's allocator overflows the scores' producer, 72 KiB in a 64 KiB memory."""
+    plan = tl.plan(tl.library.attention(256, 256, 64, block_kv=128, causal=True), strategy="greedy")
+    moved = [f for f, fp in plan.fifos.items() if fp.shared and fp.shared_tile == fp.consumers[0].tile]
+    assert {f"s_{j}" for j in range(4)} <= set(moved)
+    text = tl.emit_mlir(plan, level="objectfifo")
+    for f in moved:
+        assert f"aie.objectfifo.allocate @{f}(" in text or f"objFifo_name = @{f}}}" in text, f
+    _through(plan, "objectfifo", "attention 256^2 x 64, 128-key blocks")

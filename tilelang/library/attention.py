@@ -180,9 +180,8 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
             that divide the Sq / block_q query blocks).
         block_q: query rows per block (a pipeline keeps one block resident while the keys go past).
         block_kv: key/value rows per block (None: the largest of 128, 64, 32, 16 and 8 that divides Skv and
-            whose buffers fit a pipeline's cores as both the planner and mlir-aie's objectfifo lowering lay
-            them out (:func:`fits`, :func:`_fits_objectfifo`): longer ``KT`` runs read faster, fewer steps
-            cost less; on a device whose shim DMAs walk linear runs only, Skv).
+            whose buffers fit a pipeline's cores as the planner lays them out (:func:`fits`): longer ``KT``
+            runs read faster, fewer steps cost less; on a device whose shim DMAs walk linear runs only, Skv).
         scale: the scores' scale (None: 1 / sqrt(d)).
         causal: query row ``i`` sees keys ``0..i`` only (self-attention: ``Sq == Skv``; ``block_kv`` a multiple
             of ``block_q``). Query blocks are dealt round-robin, each round's keys sent as far as its last
@@ -299,32 +298,16 @@ def fits(dev: Device, block_q: int, block_kv: int, d: int, dtype: DType, depth: 
     return max(qk, sm, pv) + STACK_BYTES <= mem
 
 
-def _fits_objectfifo(dev: Device, block_q: int, block_kv: int, d: int, dtype: DType, depth: int) -> bool:
-    """Whether the buffers fit as mlir-aie's objectfifo lowering lays them out: a fifo between neighbours keeps
-    its buffers in its producer's memory, so the scores join the ``qk`` core's query and ``KT`` blocks and
-    ``P`` and the statistics stay with the ``sm`` core. (Its allocator refuses ``block_kv=128`` at ``d=64``,
-    bf16: the ``qk`` core would hold 72 KiB; the planner puts the scores with the ``sm`` core instead.)"""
-    from tilelang.devices.abi import STACK_BYTES
-
-    bq, bkv, nbytes = block_q, block_kv, dtype.bits // 8
-    mem = dev.memory_bytes(dev.tiles("compute")[0])
-    qk = depth * ((bq * d + d * bkv) * nbytes + bq * bkv * 4)
-    sm = depth * (bq * bkv * nbytes + bq * 2 * 4) + bq * 2 * 4
-    pv = depth * (bkv * d + bq * d) * nbytes + bq * d * 4
-    return max(qk, sm, pv) + STACK_BYTES <= mem
-
-
 def _default_block_kv(dev: Device, Skv: int, block_q: int, d: int, dtype: DType, depth: int,  # noqa: N803
                       causal: bool) -> int:
     """``block_kv=None``: the largest of 128, 64, 32, 16, 8 that divides Skv (and, causal, is a multiple of
-    block_q) and whose buffers fit both as the planner lays them out (:func:`fits`) and as mlir-aie's
-    objectfifo lowering does (:func:`_fits_objectfifo`), so the design goes through both emission levels;
-    Skv on a linear-only shim DMA; else the smallest dividing one (the planner then says what does not fit)."""
+    block_q) and whose buffers fit as the planner lays them out (:func:`fits`; the objectfifo-level MLIR keeps
+    that layout: ``aie.objectfifo.allocate``); Skv on a linear-only shim DMA; else the smallest dividing one
+    (the planner then says what does not fit)."""
     if ShimLimits.of(dev).linear_only:
         return Skv
     ok = [b for b in (128, 64, 32, 16, 8) if Skv % b == 0 and not (causal and b % block_q)]
-    return next((b for b in ok if fits(dev, block_q, b, d, dtype, depth)
-                 and _fits_objectfifo(dev, block_q, b, d, dtype, depth)), ok[-1] if ok else Skv)
+    return next((b for b in ok if fits(dev, block_q, b, d, dtype, depth)), ok[-1] if ok else Skv)
 
 
 def _inner(j: int, bq: int, bkv: int, dtype: DType, depth: int) -> tuple[FifoRef, FifoRef, FifoRef]:

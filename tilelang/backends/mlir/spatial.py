@@ -264,6 +264,12 @@ def _objectfifo(dm: DeviceModule, f: Fifo, layout: tuple[tuple[int, int], ...]) 
         # the shim's PLIO port and an aie.shim_dma_allocation {plio = true} (docs/plio.md)
         attrs["plio"] = aie_ops.boolean(True)
     aie_ops.create("aie.objectfifo", operands, attrs)
+    if fp.shared and fp.shared_tile == fp.consumers[0].tile and _shares_memory(dm.plan, f.name):
+        # mlir-aie keeps a fifo's buffers (and locks) in its producer's memory when the two cores share one,
+        # unless told otherwise; the plan put them in the consumer's, which both tiles' memory budgets assume
+        # (aie.objectfifo.allocate: "a delegate tile whose memory holds the objects"). A plan's third tile
+        # between two cores is left to mlir-aie, which streams such a fifo.
+        aie_ops.create("aie.objectfifo.allocate", [dm.tile(fp.shared_tile)], {"objFifo_name": aie_ops.symbol(f.name)})
 
 
 def _link(ln: Link) -> None:
