@@ -507,6 +507,7 @@ def test_named_float_functions_refuse_integers():
         lambda: tl.library.rms_norm(16, 32, cores=2, rows_per_tile=2),
         lambda: tl.library.layer_norm(16, 32, dtype=tl.f32, cores=2),
         lambda: tl.library.elementwise("gelu", 2048, dtype=tl.bf16, cores=2, tile=256),
+        lambda: tl.library.attention(64, 64, 32, block_q=16, block_kv=32, causal=True, heads=2, kv_heads=1),
     ],
 )
 def test_library_designs_print_and_parse_back(make):
