@@ -304,16 +304,16 @@ def test_elementwise_prior_follows_the_timing_simulation_of_one_input_ops():
 def test_attention_prior_follows_the_timing_simulation_and_the_planners_memory_verdict():
     """The attention prior (its pipelines at the pace of their slowest stage, the short-run KT reads priced as
     the DDR serves them) is within 10% of the timing simulation on npu1, npu2 and AIE1 points, causal,
-    grouped-query and not (7.9% at most when written); it has no estimate where the factory refuses a point or
+    grouped-query and not (6.7% at most when written); it has no estimate where the factory refuses a point or
     the planner finds no room for its buffers, and an exploration over block sizes starts from its best
     points."""
-    points = [dict(Sq=512, Skv=512, d=64), dict(Sq=512, Skv=512, d=64, causal=True),
+    points = [dict(Sq=512, Skv=512, d=64, causal=True),
               dict(Sq=512, Skv=256, d=64, device="npu2"), dict(Sq=256, Skv=256, d=64, block_q=16, block_kv=32),
-              dict(Sq=256, Skv=256, d=64, block_q=64, block_kv=64), dict(Sq=512, Skv=512, d=64, pipelines=2),
+              dict(Sq=256, Skv=256, d=64, block_q=64, block_kv=64), dict(Sq=256, Skv=256, d=64, pipelines=2),
               dict(Sq=256, Skv=256, d=32, dtype=tl.f32), dict(Sq=256, Skv=64, d=32, dtype=tl.f32, device="xcvc1902",
                                                                  block_q=16),
               dict(Sq=256, Skv=256, d=64, heads=4, kv_heads=2, causal=True, device="npu2"),
-              dict(Sq=512, Skv=512, d=64, block_kv=32, causal=True)]
+              dict(Sq=256, Skv=256, d=64, block_kv=32, causal=True)]
     for kw in points:
         sim = tl.simulate(tl.plan(tl.library.attention(**kw), strategy="greedy"), mode="timing").cycles
         assert attention_estimate(dict(kw)) == pytest.approx(sim, rel=0.10), kw
@@ -325,7 +325,7 @@ def test_attention_prior_follows_the_timing_simulation_and_the_planners_memory_v
     space = tl.Space(tl.library.attention, fixed={"Sq": 256, "Skv": 256, "d": 64, "causal": True,
                                                   "plan": {"strategy": "greedy"}},
                      params={"block_q": [16, 32, 64], "block_kv": [64, 128]})
-    res = tl.explore(space, budget=3, seed=0, workers=1)
+    res = tl.explore(space, budget=2, seed=0, workers=1)
     assert [t.source for t in res.trials][0] == "prior"
     assert res.best is not None and res.best.cycles == min(t.cycles for t in res.trials if t.cycles)
 
