@@ -140,6 +140,15 @@ def test_attention_rejects_what_cannot_work(args, kwargs, message):
         tl.library.attention(*args, **kwargs)
 
 
+def test_a_device_whose_shims_cannot_feed_one_pipeline_is_refused_by_the_factory():
+    from tilelang.tenancy.colocate import partition
+
+    one_column = partition(tl.device("npu2"), 1)  # one shim: 2 MM2S channels; a pipeline takes 3 fills
+    with pytest.raises(DesignError, match=re.escape("one pipeline (its query fill, the K^T and V fills): 3 shim "
+                                                    "MM2S channels")):
+        tl.library.attention(64, 64, 32, device=one_column)
+
+
 def test_a_block_too_large_for_a_core_is_a_plan_error_naming_the_buffers():
     design = tl.library.attention(256, 256, 128, device="npu1", block_q=64, block_kv=128)
     with pytest.raises(tl.PlanError, match="data memory"):

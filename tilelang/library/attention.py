@@ -149,6 +149,8 @@ def _pipelines(dev: Device, pipelines: int | None, blocks: int) -> int:
     # each pipeline: a query fill and an output drain; K^T and V one fill each, broadcast
     fit = [p for p in range(1, len(cols) + 1) if shim_problem(dev, p + 2, p, "") is None]
     most = max(fit, default=0)
+    if not most:
+        raise DesignError(f"attention: {shim_problem(dev, 3, 1, 'one pipeline (its query fill, the K^T and V fills)')}")
     if pipelines is None:
         usable = [p for p in range(most, 0, -1) if blocks % p == 0]
         return usable[0] if usable else 1
