@@ -236,7 +236,7 @@ def attention_estimate(kwargs: dict[str, Any]) -> float | None:
     from simulator.memory import Ddr
     from tilelang.ir.dtypes import bf16
     from tilelang.library import attention as make
-    from tilelang.library.attention import attention_kernels, fits, masked_step_kernel
+    from tilelang.library.attention import attention_kernels, fits, masked_step_kernel, schedule
 
     try:
         design = make(**kwargs)  # the factory's own checks (and its pipelines), milliseconds
@@ -265,14 +265,10 @@ def attention_estimate(kwargs: dict[str, Any]) -> float | None:
     qblock = float(transfer_cycles(bq * d * dtype.bits // 8, stream))
     work = {"qk": 0.0, "sm": 0.0, "pv": 0.0}  # each stage's cores' work, one head; a round as slow as its busiest
     paced = 0.0  # the rounds one after another, each at its slowest stage's pace
-    for r in range(per):
-        blocks = [r * npipe + j for j in range(npipe)]
-        sweep = min(nkv, ((r + 1) * npipe * bq - 1) // bkv + 1) if causal else nkv
+    for sweep, per_pipe in schedule(npipe, per, nkv, bq, bkv, causal):
         rnd = dict.fromkeys(work, 0.0)
-        for b in blocks:
-            seen = [k for k in range(sweep) if not causal or k * bkv <= (b + 1) * bq - 1]
-            sm = sum(ks["sm_step"] if not causal or (k + 1) * bkv - 1 <= b * bq else masked[b * bq - k * bkv]
-                     for k in seen)
+        for seen in per_pipe:
+            sm = sum(ks["sm_step"] if o is None else masked[o] for o in seen.values())
             rnd["qk"] = max(rnd["qk"], sweep * kv, len(seen) * ks["qk"])  # every block of the sweep passes by
             rnd["sm"] = max(rnd["sm"], sm + ks["sm_init"])
             rnd["pv"] = max(rnd["pv"], len(seen) * ks["pv_step"] + ks["pv_zero"] + ks["pv_out"])

@@ -232,8 +232,7 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
     ks = attention_kernels(block_q, block_kv, d, dtype, float(scale))
     cols, rows = _columns(dev)
     bq, bkv = block_q, block_kv
-    # keys sent per round: every block, or (causal) as far as the round's last query row sees
-    sweeps = [min(nkv, ((r + 1) * npipe * bq - 1) // bkv + 1) if causal else nkv for r in range(per)]
+    rounds = schedule(npipe, per, nkv, bq, bkv, causal)
     masked = {o: masked_step_kernel(bq, bkv, dtype, float(scale), o) for o in range(0, bkv, bq)} if causal else {}
     if bkv != Skv and ShimLimits.of(dev).linear_only:
         raise DesignError(f"attention on {dev.name}: its shim DMAs walk linear runs only, and a K^T block of "
@@ -249,7 +248,7 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
             fifos = (q_in, kt_in, v_in, o_out)
             if causal:
                 # query blocks j, j + npipe, ...: round r's blocks are the r-th npipe of them
-                _causal_pipeline(j, (cols[j], rows), ks, fifos, sweeps, npipe, bq, bkv, d, dtype, depth, masked, H)
+                _causal_pipeline(j, (cols[j], rows), ks, fifos, rounds, bq, bkv, d, dtype, depth, masked, H)
                 walk = pattern(j * bq * d, (H, per, bq * d), (Sq * d, npipe * bq * d, 1))
             else:
                 _pipeline(j, (cols[j], rows), ks, fifos, H * per, nkv, bq, bkv, d, dtype, depth)
@@ -263,7 +262,7 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
             at_kt, at_v = h // group * d * Skv, h // group * Skv * d
             tag = f"_{h}" if heads is not None else ""
             if causal:
-                for r, n in enumerate(sweeps):
+                for r, (n, _) in enumerate(rounds):
                     fills.append(Move(KT, kt_in, pattern(at_kt, (n, d, bkv), (bkv, Skv, 1)), True,
                                       f"fill_kt{tag}_{r}"))
                     fills.append(Move(V, v_in, pattern(at_v, (n * bkv * d,), (1,)), True, f"fill_v{tag}_{r}"))
@@ -300,6 +299,30 @@ def fits(dev: Device, block_q: int, block_kv: int, d: int, dtype: DType, depth: 
     return max(qk, sm, pv) + STACK_BYTES <= mem
 
 
+#: One round of a design: the key blocks that go past, and per pipeline the blocks its query block computes,
+#: each with the causal mask's offset in it (None: the block is seen whole).
+Round = tuple[int, list[dict[int, int | None]]]
+
+
+def schedule(npipe: int, per: int, nkv: int, block_q: int, block_kv: int, causal: bool) -> list[Round]:
+    """The rounds of each pipeline's work. In round ``r`` pipeline ``j`` holds query block ``r * npipe + j``
+    (causal: dealt round-robin) and the key blocks ``0 .. sweep - 1`` go past every pipeline: all of them, or
+    (causal) as far as the round's last query row sees. Key block ``k`` is computed when some row of the query
+    block ``b`` sees a key in it (``k * block_kv <= (b + 1) * block_q - 1``), masked from offset
+    ``b * block_q - k * block_kv`` unless the block's last key is at most the block's first row."""
+    bq, bkv = block_q, block_kv
+    out: list[Round] = []
+    for r in range(per):
+        if not causal:
+            out.append((nkv, [dict.fromkeys(range(nkv)) for _ in range(npipe)]))
+            continue
+        sweep = min(nkv, ((r + 1) * npipe * bq - 1) // bkv + 1)
+        blocks = [r * npipe + j for j in range(npipe)]
+        out.append((sweep, [{k: None if (k + 1) * bkv - 1 <= b * bq else b * bq - k * bkv
+                             for k in range(sweep) if k * bkv <= (b + 1) * bq - 1} for b in blocks]))
+    return out
+
+
 def _default_block_kv(dev: Device, Skv: int, block_q: int, d: int, dtype: DType, depth: int,  # noqa: N803
                       causal: bool) -> int:
     """``block_kv=None``: the largest of 128, 64, 32, 16, 8 that divides Skv (and, causal, is a multiple of
@@ -319,6 +342,15 @@ def _inner(j: int, bq: int, bkv: int, dtype: DType, depth: int) -> tuple[FifoRef
             fifo(Tile[(bq, 2), f32], depth=depth, name=f"sc_{j}"))
 
 
+def _with(fifos: list[FifoRef], call: Any) -> None:
+    """One step of a core program: an element of each of ``fifos`` acquired (in that order), ``call`` on them,
+    each released (in the same order)."""
+    els = [f.acquire() for f in fifos]
+    call(*els)
+    for f in fifos:
+        f.release()
+
+
 def _pipeline(j: int, where: tuple[int, list[int]], ks: dict[str, Kernel], fifos: tuple[FifoRef, ...], per: int,
               nkv: int, bq: int, bkv: int, d: int, dtype: DType, depth: int) -> None:
     """Pipeline ``j``'s three cores, in column ``where[0]`` at rows ``where[1]``, and the fifos between them."""
@@ -331,10 +363,7 @@ def _pipeline(j: int, where: tuple[int, list[int]], ks: dict[str, Kernel], fifos
         for _ in tl_range(per):
             q = q_in.acquire()
             for _ in tl_range(nkv):
-                kt, s = kt_in.acquire(), s_f.acquire()
-                ks["qk"](q, kt, s)
-                kt_in.release()
-                s_f.release()
+                _with([kt_in, s_f], lambda kt, s, q=q: ks["qk"](q, kt, s))
             q_in.release()
 
     @core(name=f"sm_{j}", tile=(col, rows[1]))
@@ -343,110 +372,76 @@ def _pipeline(j: int, where: tuple[int, list[int]], ks: dict[str, Kernel], fifos
         for _ in tl_range(per):
             ks["sm_init"](st)
             for _ in tl_range(nkv):
-                s, p, sc = s_f.acquire(), p_f.acquire(), sc_f.acquire()
-                ks["sm_step"](s, st, p, sc)
-                s_f.release()
-                p_f.release()
-                sc_f.release()
+                _with([s_f, p_f, sc_f], lambda s, p, sc: ks["sm_step"](s, st, p, sc))
 
     @core(name=f"pv_{j}", tile=(col, rows[2]))
     def pv() -> None:
         o = buffer(Tile[(bq, d), f32], name=f"acc_{j}")
+
+        def last(p: Any, v: Any, sc: Any, out: Any) -> None:
+            ks["pv_step"](p, v, sc, o)
+            ks["pv_out"](o, sc, out)
+
         for _ in tl_range(per):
             ks["pv_zero"](o)
             if nkv > 1:  # (a loop of no trips is no loop)
                 for _ in tl_range(nkv - 1):
-                    p, v, sc = p_f.acquire(), v_in.acquire(), sc_f.acquire()
-                    ks["pv_step"](p, v, sc, o)
-                    p_f.release()
-                    v_in.release()
-                    sc_f.release()
-            p, v, sc, out = p_f.acquire(), v_in.acquire(), sc_f.acquire(), o_out.acquire()
-            ks["pv_step"](p, v, sc, o)
-            ks["pv_out"](o, sc, out)
-            p_f.release()
-            v_in.release()
-            sc_f.release()
-            o_out.release()
+                    _with([p_f, v_in, sc_f], lambda p, v, sc: ks["pv_step"](p, v, sc, o))
+            _with([p_f, v_in, sc_f, o_out], last)
 
 
 def _causal_pipeline(j: int, where: tuple[int, list[int]], ks: dict[str, Kernel], fifos: tuple[FifoRef, ...],
-                     sweeps: list[int], npipe: int, bq: int, bkv: int, d: int, dtype: DType, depth: int,
+                     rounds: list[Round], bq: int, bkv: int, d: int, dtype: DType, depth: int,
                      masked: dict[int, Kernel], heads: int) -> None:
-    """Pipeline ``j`` of a causal design, its rounds written out: in round ``r`` it holds query block
-    ``b = r * npipe + j`` while ``sweeps[r]`` key blocks go past (every pipeline takes each, a broadcast); a
-    block wholly after the query block's last row is taken and dropped, one the mask cuts gets the masked
-    softmax (``masked``, by offset), the rest the plain steps; the output goes after the last block it sees.
-    The rounds repeat per head (a loop: each head's rounds are the same)."""
+    """Pipeline ``j`` of a causal design, its rounds (:func:`schedule`) written out: every key block of a round
+    goes past (a broadcast); the ones its query block sees get the plain softmax step or the masked one
+    (``masked``, by offset), the rest are taken and dropped; the output goes after the last block it sees. The
+    rounds repeat per head (a loop: each head's rounds are the same)."""
     col, rows = where
     q_in, kt_in, v_in, o_out = fifos
     s_f, p_f, sc_f = _inner(j, bq, bkv, dtype, depth)
-    rounds = [(r * npipe + j, n) for r, n in enumerate(sweeps)]
-
-    def seen(b: int, k: int) -> bool:  # key block k holds a key some row of query block b sees
-        return k * bkv <= (b + 1) * bq - 1
-
-    def cut(b: int, k: int) -> int | None:  # the mask's offset in key block k, None if b sees all of it
-        return None if (k + 1) * bkv - 1 <= b * bq else b * bq - k * bkv
-
-    def qk_rounds() -> None:
-        for b, n in rounds:
-            q = q_in.acquire()
-            for k in range(n):
-                kt = kt_in.acquire()
-                if seen(b, k):
-                    s = s_f.acquire()
-                    ks["qk"](q, kt, s)
-                    s_f.release()
-                kt_in.release()
-            q_in.release()
+    mine = [(n, per_pipe[j]) for n, per_pipe in rounds]
 
     @core(name=f"qk_{j}", tile=(col, rows[0]))
     def qk() -> None:
         for _ in _heads(heads):
-            qk_rounds()
-
-    def sm_rounds(st: Any) -> None:
-        for b, n in rounds:
-            ks["sm_init"](st)
-            for k in range(n):
-                if not seen(b, k):
-                    continue
-                s, p, sc = s_f.acquire(), p_f.acquire(), sc_f.acquire()
-                o = cut(b, k)
-                (ks["sm_step"] if o is None else masked[o])(s, st, p, sc)
-                s_f.release()
-                p_f.release()
-                sc_f.release()
+            for n, seen in mine:
+                q = q_in.acquire()
+                for k in range(n):
+                    kt = kt_in.acquire()
+                    if k in seen:
+                        _with([s_f], lambda s, q=q, kt=kt: ks["qk"](q, kt, s))
+                    kt_in.release()
+                q_in.release()
 
     @core(name=f"sm_{j}", tile=(col, rows[1]))
     def sm() -> None:
         st = buffer(Tile[(bq, 2), f32], name=f"stats_{j}")
         for _ in _heads(heads):
-            sm_rounds(st)
-
-    def pv_rounds(acc: Any) -> None:
-        for b, n in rounds:
-            ks["pv_zero"](acc)
-            last = ((b + 1) * bq - 1) // bkv
-            for k in range(n):
-                v = v_in.acquire()
-                if seen(b, k):
-                    p, sc = p_f.acquire(), sc_f.acquire()
-                    ks["pv_step"](p, v, sc, acc)
-                    if k == last:
-                        out = o_out.acquire()
-                        ks["pv_out"](acc, sc, out)
-                        o_out.release()
-                    p_f.release()
-                    sc_f.release()
-                v_in.release()
+            for _, seen in mine:
+                ks["sm_init"](st)
+                for offset in seen.values():
+                    f = ks["sm_step"] if offset is None else masked[offset]
+                    _with([s_f, p_f, sc_f], lambda s, p, sc, f=f: f(s, st, p, sc))
 
     @core(name=f"pv_{j}", tile=(col, rows[2]))
     def pv() -> None:
         acc = buffer(Tile[(bq, d), f32], name=f"acc_{j}")
+
+        def after(p: Any, v: Any, sc: Any, last: bool) -> None:  # the step, and the output after the last
+            ks["pv_step"](p, v, sc, acc)
+            if last:
+                _with([o_out], lambda out: ks["pv_out"](acc, sc, out))
+
         for _ in _heads(heads):
-            pv_rounds(acc)
+            for n, seen in mine:
+                ks["pv_zero"](acc)
+                for k in range(n):
+                    v = v_in.acquire()
+                    if k in seen:
+                        last = k == max(seen)
+                        _with([p_f, sc_f], lambda p, sc, v=v, last=last: after(p, v, sc, last))
+                    v_in.release()
 
 
 def _heads(heads: int) -> Any:
@@ -454,4 +449,4 @@ def _heads(heads: int) -> Any:
     return tl_range(heads) if heads > 1 else range(1)
 
 
-__all__ = ["attention", "attention_kernels", "fits", "masked_step_kernel"]
+__all__ = ["Round", "attention", "attention_kernels", "fits", "masked_step_kernel", "schedule"]
