@@ -78,7 +78,7 @@ def example_rows() -> list[Row]:
 
 
 def library_rows() -> list[Row]:
-    """library_bench.py's small cases: GEMMs, matvec, conv2d, elementwise, reduction, softmax."""
+    """library_bench.py's small cases: GEMMs, matvec, conv2d, elementwise, reduction, softmax, attention."""
     rows: list[Row] = []
     cases = lb.gemm_cases(256) + lb.matvec_cases(True) + lb.conv_cases(True) + lb.stream_cases(True) + lb.attention_cases(True)
     for case in cases:
@@ -86,8 +86,8 @@ def library_rows() -> list[Row]:
         inputs = case.inputs(np.random.default_rng(0))
         answer = case.answer(inputs, design)
 
-        def check(outputs: dict[str, np.ndarray], want=answer, rtol=case.rtol) -> bool:  # noqa: ANN001
-            return all(lb._close(outputs[k], v, rtol) for k, v in want.items())
+        def check(outputs: dict[str, np.ndarray], want=answer, rtol=case.rtol, atol=case.atol) -> bool:  # noqa: ANN001
+            return all(lb._close(outputs[k], v, rtol, atol) for k, v in want.items())
 
         rows.append((f"{case.design} {case.device} {case.label}", design, inputs, check))
     return rows
