@@ -231,7 +231,7 @@ def test_any_arguments_give_numpys_answer_or_a_tilelang_error():
         heads = rng.choice([None, None, 2, 3])
         kv_heads = rng.choice([None, 1]) if heads else None
         kw = {"dtype": dt, "device": dev, "block_q": bq, "block_kv": bkv, "causal": causal, "heads": heads,
-              "kv_heads": kv_heads, "pipelines": rng.choice([None, None, 1, 2, 5])}
+              "kv_heads": kv_heads, "pipelines": rng.choice([None, None, 1, 2, 5]), "split_kv": rng.choice([1, 1, 2, 4])}
         try:
             design = tl.library.attention(sq, skv, d, **kw)
             plan = tl.plan(design, strategy="greedy")
@@ -254,3 +254,69 @@ def test_any_arguments_give_numpys_answer_or_a_tilelang_error():
         assert np.abs(got - want).max() <= bound(dt, x["V"]), (sq, skv, d, kw)
         outcomes["ok"] += 1
     assert outcomes["ok"] >= 8 and outcomes["refused"] >= 4, outcomes
+
+
+@pytest.mark.parametrize(("device", "dtype", "sq", "skv", "d", "kw"), [
+    ("npu1", tl.bf16, 1, 512, 64, {"block_q": 1, "split_kv": 2}),
+    ("npu1", tl.bf16, 16, 384, 32, {"block_q": 8, "block_kv": 32, "split_kv": 3}),
+    ("npu1", tl.f32, 8, 256, 32, {"block_q": 8, "block_kv": 32, "split_kv": 2}),
+    ("npu2", tl.bf16, 8, 1024, 64, {"block_q": 8, "split_kv": 4}),
+    ("xcve2802", tl.bf16, 8, 512, 32, {"block_q": 8, "split_kv": 2}),
+])
+def test_split_kv_equals_numpy_within_the_documented_bound(device, dtype, sq, skv, d, kw):
+    x = inputs(sq, skv, d, dtype, seed=11)
+    got = run(tl.library.attention(sq, skv, d, dtype=dtype, device=device, **kw), x)
+    assert np.abs(got - reference(x["Q"], x["KT"], x["V"], 1 / np.sqrt(d))).max() <= bound(dtype, x["V"])
+
+
+def test_split_kv_merges_parts_whose_maxima_differ_by_far():
+    """Keys whose scores rise along the sequence: each pipeline's run of keys has its own, very different row
+    maximum, so the merge's weights exp((m_p - M) * scale) span many orders of magnitude; a merge that drops them
+    (or the sums l_p) is off by far more than the bound."""
+    sq, skv, d = 8, 288, 32
+    x = inputs(sq, skv, d, tl.f32, seed=13, spread=0.5)
+    x["Q"][:, 0] = 4.0
+    x["KT"][0, :] = np.linspace(-2.0, 2.0, skv, dtype=np.float32)
+    got = run(tl.library.attention(sq, skv, d, dtype=tl.f32, block_q=8, block_kv=32, split_kv=3), x)
+    assert np.abs(got - reference(x["Q"], x["KT"], x["V"], 1 / np.sqrt(d))).max() <= bound(tl.f32, x["V"])
+
+
+@pytest.mark.parametrize(("heads", "kv_heads"), [(2, None), (4, 1)])
+def test_split_kv_with_grouped_query_heads_equals_numpy_per_head(heads, kv_heads):
+    s, skv, d = 8, 256, 32
+    hkv = kv_heads or heads
+    rng = np.random.default_rng(17)
+    x = {"Q": rng.uniform(-2, 2, (heads, s, d)), "KT": rng.uniform(-2, 2, (hkv, d, skv)),
+         "V": rng.uniform(-2, 2, (hkv, skv, d))}
+    x = {k: a.astype(ml_dtypes.bfloat16) for k, a in x.items()}
+    got = run(tl.library.attention(s, skv, d, heads=heads, kv_heads=kv_heads, block_q=8, block_kv=32, split_kv=2), x)
+    for h in range(heads):
+        g = h // (heads // hkv)
+        want = reference(x["Q"][h], x["KT"][g], x["V"][g], 1 / np.sqrt(d))
+        assert np.abs(got[h] - want).max() <= bound(tl.bf16, x["V"])
+
+
+def test_split_kv_reads_the_keys_in_parallel():
+    """Decoding (a few query rows, many keys) is bound by reading K^T and V; with the keys split over pipelines,
+    each with its own shim channels, the same attention takes fewer cycles (npu1: 2 pipelines; npu2: 4)."""
+    for device, split, d in (("npu1", 2, 64), ("npu2", 4, 128)):
+        one = tl.simulate(tl.library.attention(8, 2048, d, device=device, block_q=8), mode="timing").cycles
+        many = tl.simulate(tl.library.attention(8, 2048, d, device=device, block_q=8, split_kv=split),
+                           mode="timing").cycles
+        assert many < one / (split * 0.75), (device, one, many)
+
+
+@pytest.mark.parametrize(("args", "kwargs", "message"), [
+    ((64, 64, 32), {"split_kv": 2, "causal": True}, "with causal=True the blocks see different keys"),
+    ((8, 256, 32), {"block_q": 8, "split_kv": 2, "pipelines": 3}, "split_kv=2 runs 2 pipelines; got pipelines=3"),
+    ((8, 96, 32), {"block_q": 8, "block_kv": 32, "split_kv": 2}, "the 3 key blocks over split_kv=2 pipelines"),
+    ((8, 512, 32), {"block_q": 8, "split_kv": 0}, "split_kv must be a positive int"),
+    ((8, 512, 32), {"block_q": 8, "split_kv": 5}, "split_kv=5 pipelines need 5 compute columns"),
+    ((8, 512, 32), {"block_q": 8, "split_kv": 4}, "a K^T and a V fill per pipeline and the output drain: 9 shim MM2S"),
+    ((8, 1024, 32), {"block_q": 8, "split_kv": 8, "device": "npu2"}, "npu2's take 6 (one S2MM channel each)"),
+    ((8, 512, 32), {"block_q": 8, "split_kv": 2, "device": "xcvc1902", "dtype": tl.f32, "block_kv": 512},
+     "xcvc1902 has none"),
+])
+def test_split_kv_rejects_what_cannot_work(args, kwargs, message):
+    with pytest.raises(DesignError, match=re.escape(message)):
+        tl.library.attention(*args, **kwargs)

@@ -38,7 +38,7 @@ from typing import Any
 from tilelang.devices import Device
 from tilelang.errors import DesignError
 from tilelang.frontend.builder import FifoRef, TensorArg
-from tilelang.frontend.design import buffer, core, fifo
+from tilelang.frontend.design import buffer, core, fifo, join
 from tilelang.frontend.design import range as tl_range
 from tilelang.frontend.kernel import exp, maximum
 from tilelang.frontend.kernel import matmul as tile_matmul
@@ -49,23 +49,39 @@ from tilelang.ir.dtypes import DType, bf16, f32
 from tilelang.ir.kernel import Kernel
 from tilelang.ir.pattern import pattern
 from tilelang.ir.types import Tensor, Tile
-from tilelang.library._common import build_design, build_kernel, check_args, divide, resolve_device, shim_problem
+from tilelang.library._common import (
+    build_design,
+    build_kernel,
+    check_args,
+    divide,
+    memtile_channels,
+    resolve_device,
+    shim_problem,
+)
 from tilelang.library._movement import Move, ShimLimits, issue
 
 #: The running maximum's start: the first block's maximum replaces it, and its ``alpha`` is exp(-inf) = 0.
 _LOWEST = float("-inf")
 
 
-def attention_kernels(block_q: int, block_kv: int, d: int, dtype: DType, scale: float) -> dict[str, Kernel]:
+def attention_kernels(block_q: int, block_kv: int, d: int, dtype: DType, scale: float,
+                      partial: bool = False) -> dict[str, Kernel]:
     """The six kernels of one pipeline: ``qk``, ``sm_init``, ``sm_step``, ``pv_zero``, ``pv_step``, ``pv_out``.
 
     ``st`` (the softmax core's own buffer) and ``sc`` (what it passes on) are (block_q, 2) f32, a row per query
     row: column 0 the running maximum (``st``) or ``alpha`` (``sc``), column 1 the running sum. A column
     ``x[:, 0:1]`` broadcasts along a row of scores (numpy broadcasting), so each step is a few whole-block ops.
+
+    ``partial`` (a split-KV pipeline's kernels, :func:`combine_kernel` merges them): ``sc`` has a third column,
+    the running maximum, and ``pv_out`` writes the pipeline's partial result, an f32 (block_q, d + 2) tile: the
+    output normalised by its own sum, then per row the maximum and the sum.
     """
     bq, bkv = block_q, block_kv
+    ncol = 3 if partial else 2
     q_t, kt_t, v_t = Tile[(bq, d), dtype], Tile[(d, bkv), dtype], Tile[(bkv, d), dtype]
     s_t, p_t, st_t, o_t = Tile[(bq, bkv), f32], Tile[(bq, bkv), dtype], Tile[(bq, 2), f32], Tile[(bq, d), f32]
+    sc_t = Tile[(bq, ncol), f32]
+    out_t = Tile[(bq, d + 2), f32] if partial else q_t
 
     def qk(q: Any, kt: Any, s: Any) -> None:
         s[...] = tile_matmul(q, kt, acc=f32)
@@ -82,6 +98,8 @@ def attention_kernels(block_q: int, block_kv: int, d: int, dtype: DType, scale: 
         p[...] = _as(exp((s - st[:, 0:1]) * scale), dtype)
         st[:, 1] = st[:, 1] * sc[:, 0] + _as(tl_sum(p, axis=1), f32)
         sc[:, 1] = st[:, 1]
+        if partial:
+            sc[:, 2] = st[:, 0]
 
     def pv_zero(o: Any) -> None:
         o[...] = 0.0
@@ -91,17 +109,49 @@ def attention_kernels(block_q: int, block_kv: int, d: int, dtype: DType, scale: 
         o[...] += tile_matmul(p, v, acc=f32)
 
     def pv_out(o: Any, sc: Any, out: Any) -> None:
-        out[...] = _as(o * (1.0 / sc[:, 1:2]), dtype)  # a reciprocal per row, not a division per value
+        if partial:
+            out[:, 0:d] = o * (1.0 / sc[:, 1:2])
+            out[:, d:d + 1] = sc[:, 2:3]  # the maximum
+            out[:, d + 1:d + 2] = sc[:, 1:2]  # the sum
+        else:
+            out[...] = _as(o * (1.0 / sc[:, 1:2]), dtype)  # a reciprocal per row, not a division per value
 
-    tag = f"{bq}x{bkv}x{d}_{dtype}"
+    tag = f"{bq}x{bkv}x{d}_{dtype}" + ("_part" if partial else "")
     return {
         "qk": build_kernel(f"attn_qk_{tag}", {"q": q_t, "kt": kt_t, "s": s_t}, qk),
         "sm_init": build_kernel(f"attn_sm_init_{tag}", {"st": st_t}, sm_init),
-        "sm_step": build_kernel(f"attn_sm_step_{tag}", {"s": s_t, "st": st_t, "p": p_t, "sc": st_t}, sm_step),
+        "sm_step": build_kernel(f"attn_sm_step_{tag}", {"s": s_t, "st": st_t, "p": p_t, "sc": sc_t}, sm_step),
         "pv_zero": build_kernel(f"attn_pv_zero_{tag}", {"o": o_t}, pv_zero),
-        "pv_step": build_kernel(f"attn_pv_step_{tag}", {"p": p_t, "v": v_t, "sc": st_t, "o": o_t}, pv_step),
-        "pv_out": build_kernel(f"attn_pv_out_{tag}", {"o": o_t, "sc": st_t, "out": q_t}, pv_out),
+        "pv_step": build_kernel(f"attn_pv_step_{tag}", {"p": p_t, "v": v_t, "sc": sc_t, "o": o_t}, pv_step),
+        "pv_out": build_kernel(f"attn_pv_out_{tag}", {"o": o_t, "sc": sc_t, "out": out_t}, pv_out),
     }
+
+
+def combine_kernel(block_q: int, d: int, dtype: DType, scale: float, parts: int) -> Kernel:
+    """FlashDecoding's merge of ``parts`` partial results (:func:`attention_kernels` with ``partial``) of one
+    query block, stacked in an f32 (parts * block_q, d + 2) tile: per row ``M = max_p m_p``, weights
+    ``w_p = exp((m_p - M) * scale) * l_p``, ``O = sum_p w_p O_p / sum_p w_p`` (``acc``: the sum, f32)."""
+    bq = block_q
+
+    def combine(part: Any, acc: Any, out: Any) -> None:
+        top = part[0:bq, d:d + 1]
+        for i in range(1, parts):
+            top = maximum(top, part[i * bq:(i + 1) * bq, d:d + 1])
+        total = None
+        for i in range(parts):
+            rows = slice(i * bq, (i + 1) * bq)
+            w = exp((part[rows, d:d + 1] - top) * scale) * part[rows, d + 1:d + 2]
+            if total is None:
+                acc[...] = part[rows, 0:d] * w
+                total = w
+            else:
+                acc[...] += part[rows, 0:d] * w
+                total = total + w
+        out[...] = _as(acc * (1.0 / total), dtype)
+
+    return build_kernel(f"attn_combine_{parts}x{bq}x{d}_{dtype}",
+                        {"part": Tile[(parts * bq, d + 2), f32], "acc": Tile[(bq, d), f32],
+                         "out": Tile[(bq, d), dtype]}, combine)
 
 
 def masked_step_kernel(block_q: int, block_kv: int, dtype: DType, scale: float, offset: int) -> Kernel:
@@ -169,7 +219,7 @@ def _pipelines(dev: Device, pipelines: int | None, blocks: int) -> int:
 def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Device = "npu1",  # noqa: N803
               pipelines: int | None = None, block_q: int = 32, block_kv: int | None = None, scale: float | None = None,
               causal: bool = False, heads: int | None = None, kv_heads: int | None = None,
-              depth: int = 2) -> Design:
+              depth: int = 2, split_kv: int = 1) -> Design:
     """A design computing O (Sq, d) = softmax(Q KT * scale) V for Q (Sq, d), KT (d, Skv) and V (Skv, d); with
     ``heads``, per head: Q and O (heads, Sq, d), KT (kv_heads, d, Skv), V (kv_heads, Skv, d).
 
@@ -193,6 +243,11 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
         kv_heads: key/value heads (None: ``heads``); fewer is grouped-query attention: query head ``h`` uses
             key/value head ``h // (heads // kv_heads)``.
         depth: buffers per fifo.
+        split_kv: FlashDecoding: ``split_kv`` pipelines share each query block, pipeline ``j`` taking the
+            ``j``-th run of ``Skv / split_kv`` keys, and one more core merges their partial results
+            (:func:`combine_kernel`); the query blocks (of every head) go through them one after another. For
+            few query rows and many keys (decoding), where one block per pipeline leaves the others idle.
+            ``pipelines`` is then None or ``split_kv``; not with ``causal``.
 
     Returns:
         The traced design.
@@ -219,6 +274,12 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
         raise DesignError(f"attention: causal must be True or False, got {causal!r}")
     if causal and Sq != Skv:
         raise DesignError(f"attention: causal attention here is self-attention (Sq == Skv), got Sq={Sq}, Skv={Skv}")
+    check_args("attention", {"split_kv": split_kv})
+    if split_kv > 1 and causal:
+        raise DesignError("attention: split_kv splits every query block's keys; with causal=True the blocks see "
+                          "different keys (use split_kv=1)")
+    if split_kv > 1 and pipelines not in (None, split_kv):
+        raise DesignError(f"attention: split_kv={split_kv} runs {split_kv} pipelines; got pipelines={pipelines!r}")
     dev = resolve_device(device)
     if block_kv is None:
         block_kv = _default_block_kv(dev, Skv, block_q, d, dtype, depth, causal)
@@ -227,6 +288,9 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
                           f"starts on a query block's row), got block_q={block_q}, block_kv={block_kv}")
     blocks = divide(Sq, block_q, "attention: Sq (query rows) by block_q")
     nkv = divide(Skv, block_kv, "attention: Skv (key rows) by block_kv")
+    if split_kv > 1:
+        return _split_design(Sq, Skv, d, dtype, dev, block_q, block_kv, float(scale), heads, H, group, depth,
+                             split_kv)
     npipe = _pipelines(dev, pipelines, blocks)
     per = divide(blocks, npipe, f"attention: the {blocks} query blocks over {npipe} pipelines")
     ks = attention_kernels(block_q, block_kv, d, dtype, float(scale))
@@ -272,16 +336,81 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
                 fills.append(Move(V, v_in, pattern(at_v, (Skv * d,), (1,)).repeat(per), True, f"fill_v{tag}"))
         issue(fills + drains, dev)
 
-    if heads is None:
-        tensors = {"Q": Tensor[(Sq, d), dtype], "KT": Tensor[(d, Skv), dtype], "V": Tensor[(Skv, d), dtype],
-                   "O": Tensor[(Sq, d), dtype]}
-        name = f"attention_{Sq}x{Skv}x{d}"
-    else:
-        hkv = H // group
-        tensors = {"Q": Tensor[(H, Sq, d), dtype], "KT": Tensor[(hkv, d, Skv), dtype],
-                   "V": Tensor[(hkv, Skv, d), dtype], "O": Tensor[(H, Sq, d), dtype]}
-        name = f"attention_{H}x{Sq}x{Skv}x{d}" + (f"_kv{hkv}" if hkv != H else "")
+    name, tensors = _tensors(Sq, Skv, d, dtype, heads, H, group)
     return build_design(name, dev, tensors, body)
+
+
+def _tensors(Sq: int, Skv: int, d: int, dtype: DType, heads: int | None, H: int,  # noqa: N803
+             group: int) -> tuple[str, dict[str, Any]]:
+    """The design's name and tensors: 2-D without ``heads``, else with a leading head axis."""
+    if heads is None:
+        return f"attention_{Sq}x{Skv}x{d}", {"Q": Tensor[(Sq, d), dtype], "KT": Tensor[(d, Skv), dtype],
+                                             "V": Tensor[(Skv, d), dtype], "O": Tensor[(Sq, d), dtype]}
+    hkv = H // group
+    return (f"attention_{H}x{Sq}x{Skv}x{d}" + (f"_kv{hkv}" if hkv != H else ""),
+            {"Q": Tensor[(H, Sq, d), dtype], "KT": Tensor[(hkv, d, Skv), dtype], "V": Tensor[(hkv, Skv, d), dtype],
+             "O": Tensor[(H, Sq, d), dtype]})
+
+
+def _split_design(Sq: int, Skv: int, d: int, dtype: DType, dev: Device, bq: int, bkv: int, scale: float,  # noqa: N803
+                  heads: int | None, H: int, group: int, depth: int, nsplit: int) -> Design:  # noqa: N803
+    """``split_kv``: ``nsplit`` pipelines over one query block at a time, pipeline ``j`` over the ``j``-th run of
+    ``Skv / nsplit`` keys, and a merging core. Attention over few queries is bound by reading K and V, so each
+    pipeline has its own shim channel for each (a K^T block is ``d`` short runs, the slowest fill); the query is
+    one fill (a broadcast), the output one drain, the partial results are joined in a memtile."""
+    cols, rows = _columns(dev)
+    if len(rows) < 3:
+        raise DesignError(f"attention: a pipeline is three cores in a column; {dev.name} has {len(rows)} compute rows")
+    if nsplit > len(cols):
+        raise DesignError(f"attention: split_kv={nsplit} pipelines need {nsplit} compute columns (one each); "
+                          f"{dev.name} has {len(cols)}")
+    joins = memtile_channels(dev, "s2mm")
+    if nsplit > joins:
+        raise DesignError(f"attention: split_kv={nsplit} joins {nsplit} partial results in a memory tile; "
+                          + (f"{dev.name}'s take {joins} (one S2MM channel each)" if joins else f"{dev.name} has none"))
+    problem = shim_problem(dev, 2 * nsplit + 1, 1, f"split_kv={nsplit}: the query fill, a K^T and a V fill per "
+                           "pipeline and the output drain")
+    if problem:
+        raise DesignError(f"attention: {problem}")
+    nkv = Skv // bkv
+    nkv_p = divide(nkv, nsplit, f"attention: the {nkv} key blocks over split_kv={nsplit} pipelines")
+    blocks = Sq // bq
+    ks = attention_kernels(bq, bkv, d, dtype, scale, partial=True)
+    merge = combine_kernel(bq, d, dtype, scale, nsplit)
+    per = H * blocks  # query blocks, one after another
+    run = nkv_p * bkv  # keys per pipeline
+
+    def body(Q: TensorArg, KT: TensorArg, V: TensorArg, out: TensorArg) -> None:  # noqa: N803 - the tensors' names
+        q_in = fifo(Tile[(bq, d), dtype], depth=depth, name="q")
+        part_all = fifo(Tile[(nsplit * bq, d + 2), f32], depth=depth, name="part")
+        o_out = fifo(Tile[(bq, d), dtype], depth=depth, name="o")
+        kts = [fifo(Tile[(d, bkv), dtype], depth=depth, name=f"kt_{j}") for j in range(nsplit)]
+        vs = [fifo(Tile[(bkv, d), dtype], depth=depth, name=f"v_{j}") for j in range(nsplit)]
+        parts = [fifo(Tile[(bq, d + 2), f32], depth=depth, name=f"part_{j}") for j in range(nsplit)]
+        join(parts, part_all, offsets=[j * bq * (d + 2) for j in range(nsplit)], name="join_part")
+        for j in range(nsplit):
+            _pipeline(j, (cols[j], rows), ks, (q_in, kts[j], vs[j], parts[j]), per, nkv_p, bq, bkv, d, dtype, depth,
+                      ncol=3)
+
+        @core(name="combine")
+        def combine() -> None:
+            acc = buffer(Tile[(bq, d), f32], name="acc_combine")
+            for _ in tl_range(per):
+                _with([part_all, o_out], lambda part, o: merge(part, acc, o))
+
+        moves = [Move(Q, q_in, pattern(0, (H * Sq * d,), (1,)), True, "fill_q")]
+        for j in range(nsplit):
+            for h in range(H):  # per head, per query block: the pipeline's keys of the head's key/value head
+                at_kt, at_v = h // group * d * Skv + j * run, (h // group * Skv + j * run) * d
+                tag = f"_{h}" if heads is not None else ""
+                moves.append(Move(KT, kts[j], pattern(at_kt, (nkv_p, d, bkv), (bkv, Skv, 1)).repeat(blocks), True,
+                                  f"fill_kt{tag}_{j}"))
+                moves.append(Move(V, vs[j], pattern(at_v, (run * d,), (1,)).repeat(blocks), True, f"fill_v{tag}_{j}"))
+        moves.append(Move(out, o_out, pattern(0, (H * Sq * d,), (1,)), False, "drain_o"))
+        issue(moves, dev)
+
+    name, tensors = _tensors(Sq, Skv, d, dtype, heads, H, group)
+    return build_design(name + f"_split{nsplit}", dev, tensors, body)
 
 
 def fits(dev: Device, block_q: int, block_kv: int, d: int, dtype: DType, depth: int = 2) -> bool:
@@ -335,11 +464,12 @@ def _default_block_kv(dev: Device, Skv: int, block_q: int, d: int, dtype: DType,
     return next((b for b in ok if fits(dev, block_q, b, d, dtype, depth)), ok[-1] if ok else Skv)
 
 
-def _inner(j: int, bq: int, bkv: int, dtype: DType, depth: int) -> tuple[FifoRef, FifoRef, FifoRef]:
-    """The fifos between pipeline ``j``'s cores: scores, ``P``, and the row statistics."""
+def _inner(j: int, bq: int, bkv: int, dtype: DType, depth: int,
+           ncol: int = 2) -> tuple[FifoRef, FifoRef, FifoRef]:
+    """The fifos between pipeline ``j``'s cores: scores, ``P``, and the row statistics (``ncol`` columns)."""
     return (fifo(Tile[(bq, bkv), f32], depth=depth, name=f"s_{j}"),
             fifo(Tile[(bq, bkv), dtype], depth=depth, name=f"p_{j}"),
-            fifo(Tile[(bq, 2), f32], depth=depth, name=f"sc_{j}"))
+            fifo(Tile[(bq, ncol), f32], depth=depth, name=f"sc_{j}"))
 
 
 def _with(fifos: list[FifoRef], call: Any) -> None:
@@ -352,11 +482,12 @@ def _with(fifos: list[FifoRef], call: Any) -> None:
 
 
 def _pipeline(j: int, where: tuple[int, list[int]], ks: dict[str, Kernel], fifos: tuple[FifoRef, ...], per: int,
-              nkv: int, bq: int, bkv: int, d: int, dtype: DType, depth: int) -> None:
-    """Pipeline ``j``'s three cores, in column ``where[0]`` at rows ``where[1]``, and the fifos between them."""
+              nkv: int, bq: int, bkv: int, d: int, dtype: DType, depth: int, ncol: int = 2) -> None:
+    """Pipeline ``j``'s three cores, in column ``where[0]`` at rows ``where[1]``, and the fifos between them
+    (``ncol``: the statistics' columns, 3 for a split-KV pipeline's kernels)."""
     col, rows = where
     q_in, kt_in, v_in, o_out = fifos
-    s_f, p_f, sc_f = _inner(j, bq, bkv, dtype, depth)
+    s_f, p_f, sc_f = _inner(j, bq, bkv, dtype, depth, ncol)
 
     @core(name=f"qk_{j}", tile=(col, rows[0]))
     def qk() -> None:
@@ -449,4 +580,4 @@ def _heads(heads: int) -> Any:
     return tl_range(heads) if heads > 1 else range(1)
 
 
-__all__ = ["Round", "attention", "attention_kernels", "fits", "masked_step_kernel", "schedule"]
+__all__ = ["Round", "attention", "attention_kernels", "combine_kernel", "fits", "masked_step_kernel", "schedule"]
