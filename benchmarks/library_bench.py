@@ -213,19 +213,24 @@ def stream_cases(small: bool) -> list[Case]:
 
 def attention_cases(small: bool) -> list[Case]:
     """``tl.library.attention`` with the most pipelines each device's columns and shims take, one causal
-    design and one of grouped-query heads. Inputs in [-2, 2]: the bound of docs/library.md "attention" is
+    design, one of grouped-query heads, and two decoding designs (8 query rows, the keys split over pipelines). Inputs in [-2, 2]: the bound of docs/library.md "attention" is
     4 x 2^-9 x max|V| for bf16 (P, each block's row sum and O rounding once each), 1e-5 x max|V| for f32."""
     scale = 1 if small else 4
     out: list[Case] = []
     for dev, dt, sq, skv, d, kw in (("npu1", tl.bf16, 256, 128, 64, {}), ("npu2", tl.bf16, 512, 128, 64, {}),
                                     ("xcvc1902", tl.f32, 128, 64, 32, {"block_q": 16}),
                                     ("npu1", tl.bf16, 256, 256, 64, {"causal": True}),
-                                    ("npu2", tl.bf16, 256, 256, 64, {"causal": True, "heads": 4, "kv_heads": 2})):
-        sq *= scale
+                                    ("npu2", tl.bf16, 256, 256, 64, {"causal": True, "heads": 4, "kv_heads": 2}),
+                                    ("npu1", tl.bf16, 8, 512, 64, {"block_q": 8, "split_kv": 2}),
+                                    ("npu2", tl.bf16, 8, 512, 64, {"block_q": 8, "split_kv": 4, "heads": 4,
+                                                                   "kv_heads": 1})):
+        split = kw.get("split_kv", 1)
+        sq, skv = (sq, skv * scale) if split > 1 else (sq * scale, skv)  # decoding: more keys, not more queries
         causal, heads, hkv = bool(kw.get("causal")), kw.get("heads"), kw.get("kv_heads")
         skv = sq if causal else skv
         np_dt = ml_dtypes.bfloat16 if dt is tl.bf16 else np.float32
-        label = f"{sq}x{skv}x{d} {dt}" + (" causal" if causal else "") + (f" {heads}/{hkv} heads" if heads else "")
+        label = (f"{sq}x{skv}x{d} {dt}" + (" causal" if causal else "") + (f" {heads}/{hkv} heads" if heads else "")
+                 + (f" split_kv {split}" if split > 1 else ""))
         lead = (heads,) if heads else ()
         lead_kv = (hkv or heads,) if heads else ()
         out.append(Case("attention", dev, label,

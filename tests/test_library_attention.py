@@ -296,6 +296,25 @@ def test_split_kv_with_grouped_query_heads_equals_numpy_per_head(heads, kv_heads
         assert np.abs(got[h] - want).max() <= bound(tl.bf16, x["V"])
 
 
+def test_split_kv_blocks_span_a_key_value_heads_query_heads_and_read_its_keys_once_per_block():
+    """Decoding with grouped-query heads: one query row per head, the 4 query heads of each key/value head stacked
+    into one block of 4 rows, so K^T and V are read once per key/value head (not once per query head)."""
+    heads, kv_heads, skv, d = 8, 2, 512, 32
+    rng = np.random.default_rng(19)
+    x = {"Q": rng.uniform(-2, 2, (heads, 1, d)), "KT": rng.uniform(-2, 2, (kv_heads, d, skv)),
+         "V": rng.uniform(-2, 2, (kv_heads, skv, d))}
+    x = {k: a.astype(ml_dtypes.bfloat16) for k, a in x.items()}
+    design = tl.library.attention(1, skv, d, heads=heads, kv_heads=kv_heads, block_q=4, block_kv=64, split_kv=2)
+    res = tl.simulate(tl.plan(design, strategy="greedy"), **x)
+    got = res.outputs["O"].astype(np.float64)
+    for h in range(heads):
+        g = h // (heads // kv_heads)
+        assert np.abs(got[h] - reference(x["Q"][h], x["KT"][g], x["V"][g], 1 / np.sqrt(d))).max() <= bound(
+            tl.bf16, x["V"])
+    read = sum(m["bytes"] for name, m in res.stats.moves.items() if name.startswith(("fill_kt", "fill_v")))
+    assert read == 2 * kv_heads * d * skv * 2  # K^T and V, bf16, once each
+
+
 def test_split_kv_reads_the_keys_in_parallel():
     """Decoding (a few query rows, many keys) is bound by reading K^T and V; with the keys split over pipelines,
     each with its own shim channels, the same attention takes fewer cycles (npu1: 2 pipelines; npu2: 4)."""
@@ -310,6 +329,8 @@ def test_split_kv_reads_the_keys_in_parallel():
     ((64, 64, 32), {"split_kv": 2, "causal": True}, "with causal=True the blocks see different keys"),
     ((8, 256, 32), {"block_q": 8, "split_kv": 2, "pipelines": 3}, "split_kv=2 runs 2 pipelines; got pipelines=3"),
     ((8, 96, 32), {"block_q": 8, "block_kv": 32, "split_kv": 2}, "the 3 key blocks over split_kv=2 pipelines"),
+    ((1, 512, 32), {"block_q": 4, "split_kv": 2, "heads": 4, "kv_heads": 2},
+     "a key/value head's query rows (Sq x heads / kv_heads) by block_q: 2 is not a multiple of 4"),
     ((8, 512, 32), {"block_q": 8, "split_kv": 0}, "split_kv must be a positive int"),
     ((8, 512, 32), {"block_q": 8, "split_kv": 5}, "split_kv=5 pipelines need 5 compute columns"),
     ((8, 512, 32), {"block_q": 8, "split_kv": 4}, "a K^T and a V fill per pipeline and the output drain: 9 shim MM2S"),

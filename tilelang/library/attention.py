@@ -286,7 +286,10 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
     if causal and block_kv % block_q:
         raise DesignError(f"attention: causal needs block_kv a multiple of block_q (each key block's mask then "
                           f"starts on a query block's row), got block_q={block_q}, block_kv={block_kv}")
-    blocks = divide(Sq, block_q, "attention: Sq (query rows) by block_q")
+    if split_kv > 1:
+        divide(group * Sq, block_q, "attention: a key/value head's query rows (Sq x heads / kv_heads) by block_q")
+    else:
+        blocks = divide(Sq, block_q, "attention: Sq (query rows) by block_q")
     nkv = divide(Skv, block_kv, "attention: Skv (key rows) by block_kv")
     if split_kv > 1:
         return _split_design(Sq, Skv, d, dtype, dev, block_q, block_kv, float(scale), heads, H, group, depth,
@@ -357,7 +360,8 @@ def _split_design(Sq: int, Skv: int, d: int, dtype: DType, dev: Device, bq: int,
     """``split_kv``: ``nsplit`` pipelines over one query block at a time, pipeline ``j`` over the ``j``-th run of
     ``Skv / nsplit`` keys, and a merging core. Attention over few queries is bound by reading K and V, so each
     pipeline has its own shim channel for each (a K^T block is ``d`` short runs, the slowest fill); the query is
-    one fill (a broadcast), the output one drain, the partial results are joined in a memtile."""
+    one fill (a broadcast), the output one drain, the partial results are joined in a memtile. With grouped
+    query heads the blocks are cut from each key/value head's query heads stacked (``block_q`` may span them)."""
     cols, rows = _columns(dev)
     if len(rows) < 3:
         raise DesignError(f"attention: a pipeline is three cores in a column; {dev.name} has {len(rows)} compute rows")
@@ -374,10 +378,13 @@ def _split_design(Sq: int, Skv: int, d: int, dtype: DType, dev: Device, bq: int,
         raise DesignError(f"attention: {problem}")
     nkv = Skv // bkv
     nkv_p = divide(nkv, nsplit, f"attention: the {nkv} key blocks over split_kv={nsplit} pipelines")
-    blocks = Sq // bq
+    hkv = H // group
+    # the query heads of a key/value head are consecutive: its rows, stacked, are one run of Q's (and O's) rows,
+    # cut into blocks that read its keys and values once per block (not once per query head)
+    blocks = group * Sq // bq
     ks = attention_kernels(bq, bkv, d, dtype, scale, partial=True)
     merge = combine_kernel(bq, d, dtype, scale, nsplit)
-    per = H * blocks  # query blocks, one after another
+    per = hkv * blocks  # query blocks, one after another
     run = nkv_p * bkv  # keys per pipeline
 
     def body(Q: TensorArg, KT: TensorArg, V: TensorArg, out: TensorArg) -> None:  # noqa: N803 - the tensors' names
@@ -400,9 +407,9 @@ def _split_design(Sq: int, Skv: int, d: int, dtype: DType, dev: Device, bq: int,
 
         moves = [Move(Q, q_in, pattern(0, (H * Sq * d,), (1,)), True, "fill_q")]
         for j in range(nsplit):
-            for h in range(H):  # per head, per query block: the pipeline's keys of the head's key/value head
-                at_kt, at_v = h // group * d * Skv + j * run, (h // group * Skv + j * run) * d
-                tag = f"_{h}" if heads is not None else ""
+            for g in range(hkv):  # per key/value head, per query block of its heads: the pipeline's keys
+                at_kt, at_v = g * d * Skv + j * run, (g * Skv + j * run) * d
+                tag = f"_{g}" if heads is not None else ""
                 moves.append(Move(KT, kts[j], pattern(at_kt, (nkv_p, d, bkv), (bkv, Skv, 1)).repeat(blocks), True,
                                   f"fill_kt{tag}_{j}"))
                 moves.append(Move(V, vs[j], pattern(at_v, (run * d,), (1,)).repeat(blocks), True, f"fill_v{tag}_{j}"))
