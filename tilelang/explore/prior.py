@@ -236,17 +236,22 @@ def attention_estimate(kwargs: dict[str, Any]) -> float | None:
     from simulator.memory import Ddr
     from tilelang.ir.dtypes import bf16
     from tilelang.library import attention as make
-    from tilelang.library.attention import attention_kernels, fits, masked_step_kernel, schedule
+    from tilelang.library.attention import attention_kernels, combine_kernel, fits, masked_step_kernel, schedule
 
     try:
         design = make(**kwargs)  # the factory's own checks (and its pipelines), milliseconds
         sq, skv, d = int(kwargs["Sq"]), int(kwargs["Skv"]), int(kwargs["d"])
         bq = int(kwargs.get("block_q", 32))
-        bkv = design.fifo("kt").elem.shape[1]  # the factory's block_kv (its default when not given)
+        split = int(kwargs.get("split_kv", 1))
+        # the factory's block_kv (its default when not given)
+        bkv = design.fifo("kt" if split == 1 else "kt_0").elem.shape[1]
         dtype, causal = kwargs.get("dtype", bf16), bool(kwargs.get("causal", False))
         scale = float(kwargs.get("scale") or 1.0 / np.sqrt(d))
         dev = design.device
-        ks = {k: float(kernel_cycles(v, dev)) for k, v in attention_kernels(bq, bkv, d, dtype, scale).items()}
+        ks = {k: float(kernel_cycles(v, dev))
+              for k, v in attention_kernels(bq, bkv, d, dtype, scale, partial=split > 1).items()}
+        if split > 1:
+            ks["combine"] = float(kernel_cycles(combine_kernel(bq, d, dtype, scale, split), dev))
         masked = ({o: float(kernel_cycles(masked_step_kernel(bq, bkv, dtype, scale, o), dev))
                    for o in range(0, bkv, bq)} if causal else {})
     except (TileLangError, KeyError, TypeError, ValueError):
@@ -260,9 +265,15 @@ def attention_estimate(kwargs: dict[str, Any]) -> float | None:
     ddr = Ddr.for_device(dev)
     kt_charged, kt_limit = ddr.cost(block, bkv * dtype.bits // 8)  # d runs of a block's row of KT
     v_charged, v_limit = ddr.cost(block, block)
+    # a step's KT and V blocks, each on its own shim channel, every pipeline's (split: each its own) from one DDR
     kv = max(float(transfer_cycles(block, min(stream, kt_limit))), float(transfer_cycles(block, min(stream, v_limit))),
-             (kt_charged + v_charged) / ddr_bytes_per_cycle(dev))
+             split * (kt_charged + v_charged) / ddr_bytes_per_cycle(dev))
     qblock = float(transfer_cycles(bq * d * dtype.bits // 8, stream))
+    issue, _, latency = host_sequence_cycles(dev)
+    if split > 1:
+        # query blocks: every head's query rows (a key/value head's query heads stacked) in blocks of block_q
+        return _split_estimate(ks, kv, qblock, issue, latency, split, nkv // split, heads * sq // bq,
+                               float(transfer_cycles(bq * (d + 2) * 4, stream)))
     work = {"qk": 0.0, "sm": 0.0, "pv": 0.0}  # each stage's cores' work, one head; a round as slow as its busiest
     paced = 0.0  # the rounds one after another, each at its slowest stage's pace
     for sweep, per_pipe in schedule(npipe, per, nkv, bq, bkv, causal):
@@ -278,12 +289,26 @@ def attention_estimate(kwargs: dict[str, Any]) -> float | None:
     slowest = max(work, key=lambda k: work[k])
     # the runtime sequence pushes every pipeline's query move and the KT and V moves before the first key block
     # flows (each push its issue time), whose first data come a DDR latency later
-    issue, _, latency = host_sequence_cycles(dev)
     start = (npipe + 2) * issue + latency
     # the first query block's way to the slowest stage, and the last one's way out of it
     before = start + {"qk": qblock, "sm": qblock + kv + ks["qk"], "pv": qblock + kv + ks["qk"] + ks["sm_step"]}[slowest]
     after = {"qk": ks["sm_step"] + ks["pv_step"] + ks["pv_out"], "sm": ks["pv_step"] + ks["pv_out"], "pv": 0.0}[slowest]
     return before + heads * paced + after + qblock
+
+
+def _split_estimate(ks: dict[str, float], kv: float, qblock: float, issue: float, latency: float, split: int,
+                    steps: int, blocks: int, part: float) -> float:
+    """:func:`attention_estimate` of a ``split_kv`` design: ``blocks`` query blocks one after another, each
+    through ``split`` pipelines of ``steps`` key blocks (``kv`` cycles each at the shims), then the merging
+    core (``part``: a partial result's transfer into the memtile's join). Each block's period is its slowest
+    stage; the first block's way to the merge and the last one's output drain come on top."""
+    stages = {"qk": steps * max(kv, ks["qk"]), "sm": steps * ks["sm_step"] + ks["sm_init"],
+              "pv": steps * ks["pv_step"] + ks["pv_zero"] + ks["pv_out"], "combine": ks["combine"] + part}
+    # the runtime sequence pushes the query move and every pipeline's KT and V moves before the keys flow
+    start = (2 * split + 1) * issue + latency + qblock
+    # the first block: its pipeline's stages one after another (the slowest paces the rest), then the merge
+    first = stages["qk"] + ks["sm_step"] + ks["pv_step"] + ks["pv_out"] + part
+    return start + first + (blocks - 1) * max(stages.values()) + ks["combine"] + qblock
 
 
 def _issued(part: np.ndarray, channel: np.ndarray, first: int, channels: int) -> np.ndarray:
