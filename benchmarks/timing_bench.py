@@ -1,7 +1,8 @@
 """Speed of ``tl.simulate(mode="timing")`` against ``mode="timed"`` on 1024^3 whole-array bf16 GEMMs (npu1).
 
-Prints, per design: CPU seconds of this process (best of ``--repeat``; the simulation is one thread, and
-CPU time does not count the time other processes on a shared machine take) of timed mode with a trace
+Prints, per design: CPU seconds of this process (best of ``--repeat`` rounds, each round running the three
+modes one after another, so that a slow spell of a shared machine slows every mode alike rather than one;
+the simulation is one thread, and CPU time does not count the time other processes take) of timed mode with a trace
 (the default), timed mode without one, and timing mode (no trace, no data), the speedups, and whether
 cycles and statistics agree. Designs: benchmarks/sim_bench.py's IRON-layout GEMM (64^3 kernel tiles, 4 x 4
 cores) and ``tl.library.matmul`` with a few tilings, all planned greedily (the plan is not timed).
@@ -39,6 +40,17 @@ def best(fn, repeat: int) -> tuple[float, object]:  # noqa: ANN001 - a thunk
         out = fn()
         secs = min(secs, time.process_time() - t0)
     return secs, out
+
+
+def interleaved(fns: list, repeat: int) -> list[tuple[float, object]]:  # noqa: ANN001 - thunks
+    """(best CPU seconds, last result) of each thunk, over ``repeat`` rounds of all of them in turn."""
+    secs, outs = [float("inf")] * len(fns), [None] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            t0 = time.process_time()
+            outs[i] = fn()
+            secs[i] = min(secs[i], time.process_time() - t0)
+    return list(zip(secs, outs, strict=True))
 
 
 def engine_floor(repeat: int, processes: int = 11, sleeps: int = 20000) -> tuple[float, int]:
@@ -86,9 +98,10 @@ def main(argv: list[str] | None = None) -> int:
         tl.plan(d)
         plan_wall = time.perf_counter() - t0
         plan = tl.plan(d, strategy="greedy")
-        t_trace, _ = best(lambda p=plan: tl.simulate(p, mode="timed", A=a, B=b), args.repeat)
-        t_timed, timed = best(lambda p=plan: tl.simulate(p, mode="timed", trace=False, A=a, B=b), args.repeat)
-        t_timing, timing = best(lambda p=plan: tl.simulate(p, mode="timing", trace=False), args.repeat)
+        (t_trace, _), (t_timed, timed), (t_timing, timing) = interleaved([
+            lambda p=plan: tl.simulate(p, mode="timed", A=a, B=b),
+            lambda p=plan: tl.simulate(p, mode="timed", trace=False, A=a, B=b),
+            lambda p=plan: tl.simulate(p, mode="timing", trace=False)], args.repeat)
         same = timing.cycles == timed.cycles and timing.stats == timed.stats  # type: ignore[attr-defined]
         events = timed.stats.events  # type: ignore[attr-defined]
         print(f"{name:<30} {events:>8} {len(timed.stats.moves):>6} {t_trace:>14.3f} {t_timed:>8.3f} "  # type: ignore[attr-defined]
