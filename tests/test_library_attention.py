@@ -331,6 +331,8 @@ def test_split_kv_reads_the_keys_in_parallel():
     ((8, 96, 32), {"block_q": 8, "block_kv": 32, "split_kv": 2}, "the 3 key blocks over split_kv=2 pipelines"),
     ((1, 512, 32), {"block_q": 4, "split_kv": 2, "heads": 4, "kv_heads": 2},
      "a key/value head's query rows (Sq x heads / kv_heads) by block_q: 2 is not a multiple of 4"),
+    ((1, 512, 32), {"block_q": 4, "heads": 8, "kv_heads": 2},
+     "by block_q (a block spans a key/value head's query heads only with split_kv > 1): 1 is not a multiple of 4"),
     ((8, 512, 32), {"block_q": 8, "split_kv": 0}, "split_kv must be a positive int"),
     ((8, 512, 32), {"block_q": 8, "split_kv": 5}, "split_kv=5 pipelines need 5 compute columns"),
     ((8, 512, 32), {"block_q": 8, "split_kv": 4}, "a K^T and a V fill per pipeline and the output drain: 9 shim MM2S"),

@@ -289,7 +289,9 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
     if split_kv > 1:
         divide(group * Sq, block_q, "attention: a key/value head's query rows (Sq x heads / kv_heads) by block_q")
     else:
-        blocks = divide(Sq, block_q, "attention: Sq (query rows) by block_q")
+        stack = group > 1 and Sq % block_q and (group * Sq) % block_q == 0
+        blocks = divide(Sq, block_q, "attention: Sq (query rows) by block_q" + (
+            " (a block spans a key/value head's query heads only with split_kv > 1)" if stack else ""))
     nkv = divide(Skv, block_kv, "attention: Skv (key rows) by block_kv")
     if split_kv > 1:
         return _split_design(Sq, Skv, d, dtype, dev, block_q, block_kv, float(scale), heads, H, group, depth,
