@@ -9,7 +9,8 @@ The critical path follows the core that finished last (ties: the busiest,
 then by name). From cycle 0 to the end of the run it is, exactly:
 
 - host dispatch: the cycles before anything starts (``dispatch_overhead``);
-- fill: the core's waits before its first input arrived (the pipeline filling);
+- fill: the core's waits before its first input arrived (the pipeline filling), named by the busiest
+  resource the first input comes through (channels and cores upstream, through cores to their inputs);
 - kernel compute and bank conflicts: its kernel calls (``CoreStats.busy``
   split by ``CoreStats.banks``);
 - waiting on a fifo: every later stall, per fifo, charged to what feeds the
@@ -182,7 +183,14 @@ def _core_shares(plan: Plan, stats: object, name: str) -> tuple[list[Share], flo
     shares = []
     fill = sum(cs.fill.values())
     if fill:
-        shares.append(Share("fill", fill, f"waiting for the first input (on {', '.join(sorted(cs.fill))})"))
+        cone: list[str] = []
+        seen: set[str] = set()
+        for fifo in sorted(cs.fill):
+            cone += _cone(plan, fifo, seen)
+        res, util = _busiest(cone, stats, plan)
+        shares.append(Share("fill", fill, f"waiting for the first input (on {', '.join(sorted(cs.fill))})"
+                            + (f"; the busiest resource it comes through: {res} at {util:.1%}" if res else ""),
+                            res, util))
     if cs.busy - cs.banks:
         shares.append(Share("kernel compute", cs.busy - cs.banks, main))
     if cs.banks:
@@ -213,7 +221,7 @@ def _wait(plan: Plan, stats: object, core: str, fifo: str, n: int) -> Share:
     if fp is None:
         raise SimulationError(f"core {core!r} stalled on fifo {fifo!r}, which the plan does not have")
     output = fp.producer.agent == f"core:{core}"
-    feeders = _downstream(plan, fifo, set()) if output else _upstream(plan, fifo, set())
+    feeders = _downstream(plan, fifo, set()) if output else _cone(plan, fifo, set())
     res, util = _busiest(feeders, stats, plan)
     side = "output" if output else "input"
     what = "drained by" if output else "fed by"
@@ -267,6 +275,17 @@ def _upstream(plan: Plan, fifo: str, seen: set[str]) -> list[str]:
         link = _link(plan, fp.producer.agent[5:])
         for src in link.srcs:
             out += _upstream(plan, src, seen)
+    return out
+
+
+def _cone(plan: Plan, fifo: str, seen: set[str]) -> list[str]:
+    """Everything the first element of ``fifo`` comes through: :func:`_upstream`, and through each core that
+    produces on the way, the cones of the fifos that core reads (a pipeline of cores fills one after another)."""
+    out = _upstream(plan, fifo, seen)
+    for agent in [x for x in out if x.startswith("core:")]:
+        for name, fp in sorted(plan.fifos.items()):
+            if any(c.agent == agent for c in fp.consumers):
+                out += _cone(plan, name, seen)
     return out
 
 
@@ -427,7 +446,10 @@ def _verdict(shares: list[Share], cycles: int, kernel_peak: float | None, path: 
             kind = "upstream-core bound" if key == "input" else "downstream-core bound"
         return f"{kind}: {where} ({part:.0%} of the run waiting on {top.cause.split(' ')[3]}){alone}"
     if key == "latency":
-        return f"latency bound: fill and drain {part:.0%} of the run (too little work per invocation){alone}"
+        first = next((s for s in members if s.cause == "fill" and s.resource), None)
+        through = f"; the first input through {first.resource} at {first.utilisation:.0%}" if first else ""
+        return (f"latency bound: fill and drain {part:.0%} of the run (too little work per invocation{through})"
+                f"{alone}")
     if key == "host dispatch":
         return f"dispatch bound: host dispatch {part:.0%} of the run{alone}"
     top = members[0]

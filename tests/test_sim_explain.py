@@ -192,3 +192,23 @@ def test_timing_mode_explains_the_same():
     timed = simulator.simulate(plan, A=a).explain()
     timing = simulator.simulate(plan, mode="timing", A=a).explain()
     assert timing == timed
+
+
+def test_a_wait_on_a_core_fed_fifo_names_the_busiest_resource_behind_the_cores_upstream():
+    """Attention's output core waits on P from the softmax core, which mostly waits itself (on the scores, which
+    wait on the K^T blocks): the wait, and the verdict, name the busiest resource anywhere upstream (the shim
+    channel reading K^T), not the idle core next to it; a pipeline's fill names it likewise."""
+    plan = tl.plan(tl.library.attention(8, 2048, 64, block_q=8), strategy="greedy")
+    res = tl.simulate(plan, mode="timing")
+    ex = res.explain()
+    wait = next(s for s in ex.shares if s.cause == "waiting on fifo p_0 (input)")
+    kt = plan.fifos["kt"].producer
+    kt_channel = f"shim ({kt.tile[0]},{kt.tile[1]}) mm2s {kt.channel}"
+    assert wait.resource == kt_channel
+    assert wait.utilisation == pytest.approx(res.stats.channels[kt_channel].utilisation)
+    assert wait.utilisation > res.stats.cores["sm_0"].busy / res.cycles
+    assert ex.verdict.startswith(f"input-stream bound: {kt_channel}")
+    fill = next(s for s in ex.shares if s.cause == "fill")
+    assert fill.resource == kt_channel
+    split = tl.simulate(tl.library.attention(8, 2048, 64, block_q=8, split_kv=2), mode="timing").explain()
+    assert split.path.startswith("core combine") and "the first input through shim" in split.verdict
