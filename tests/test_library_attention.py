@@ -343,3 +343,19 @@ def test_split_kv_reads_the_keys_in_parallel():
 def test_split_kv_rejects_what_cannot_work(args, kwargs, message):
     with pytest.raises(DesignError, match=re.escape(message)):
         tl.library.attention(*args, **kwargs)
+
+
+def test_split_kv_counts_the_partial_results_in_the_memory_checks():
+    """A split_kv pipeline's output core holds an f32 (block_q, d + 2) partial result per buffer and three
+    statistics columns: at 32 query rows, d = 128 and 32-key blocks that is past a core's memory where the plain
+    pipeline's bf16 output fits, and fits() says so as the planner does (it agreed on the 128 split points of npu1
+    and npu2 the factory accepts, of 144 tried, when written). The merging core holds every pipeline's partial result: where those cannot fit,
+    the factory says so (no key block helps)."""
+    from tilelang.library.attention import fits
+
+    dev = tl.device("npu1")
+    assert fits(dev, 32, 32, 128, tl.bf16) and not fits(dev, 32, 32, 128, tl.bf16, partial=True)
+    with pytest.raises(DesignError, match=re.escape("split_kv=2's merging core holds 2 x 2 partial results of 32 x "
+                                                    "130 f32, 2 output blocks and an f32 accumulator: 100352 B")):
+        tl.library.attention(32, 256, 128, block_q=32, split_kv=2)
+    tl.plan(tl.library.attention(16, 256, 128, block_q=16, split_kv=2), strategy="greedy")

@@ -258,7 +258,7 @@ def attention_estimate(kwargs: dict[str, Any]) -> float | None:
         return None
     npipe = len(design.cores) // 3
     heads, per, nkv = int(kwargs.get("heads") or 1), sq // bq // npipe, skv // bkv
-    if not fits(dev, bq, bkv, d, dtype, int(kwargs.get("depth", 2))):
+    if not fits(dev, bq, bkv, d, dtype, int(kwargs.get("depth", 2)), split > 1):
         return None
     stream = dev.stream_bits / 8
     block = bkv * d * dtype.bits // 8  # a KT block and a V block alike

@@ -282,20 +282,18 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
         raise DesignError(f"attention: split_kv={split_kv} runs {split_kv} pipelines; got pipelines={pipelines!r}")
     dev = resolve_device(device)
     if block_kv is None:
-        block_kv = _default_block_kv(dev, Skv, block_q, d, dtype, depth, causal)
+        block_kv = _default_block_kv(dev, Skv, block_q, d, dtype, depth, causal, split_kv > 1)
     if causal and block_kv % block_q:
         raise DesignError(f"attention: causal needs block_kv a multiple of block_q (each key block's mask then "
                           f"starts on a query block's row), got block_q={block_q}, block_kv={block_kv}")
-    if split_kv > 1:
-        divide(group * Sq, block_q, "attention: a key/value head's query rows (Sq x heads / kv_heads) by block_q")
-    else:
-        stack = group > 1 and Sq % block_q and (group * Sq) % block_q == 0
-        blocks = divide(Sq, block_q, "attention: Sq (query rows) by block_q" + (
-            " (a block spans a key/value head's query heads only with split_kv > 1)" if stack else ""))
     nkv = divide(Skv, block_kv, "attention: Skv (key rows) by block_kv")
     if split_kv > 1:
+        divide(group * Sq, block_q, "attention: a key/value head's query rows (Sq x heads / kv_heads) by block_q")
         return _split_design(Sq, Skv, d, dtype, dev, block_q, block_kv, float(scale), heads, H, group, depth,
                              split_kv)
+    stack = group > 1 and Sq % block_q and (group * Sq) % block_q == 0
+    blocks = divide(Sq, block_q, "attention: Sq (query rows) by block_q" + (
+        " (a block spans a key/value head's query heads only with split_kv > 1)" if stack else ""))
     npipe = _pipelines(dev, pipelines, blocks)
     per = divide(blocks, npipe, f"attention: the {blocks} query blocks over {npipe} pipelines")
     ks = attention_kernels(block_q, block_kv, d, dtype, float(scale))
@@ -378,6 +376,14 @@ def _split_design(Sq: int, Skv: int, d: int, dtype: DType, dev: Device, bq: int,
                            "pipeline and the output drain")
     if problem:
         raise DesignError(f"attention: {problem}")
+    from tilelang.devices.abi import STACK_BYTES
+
+    mem = dev.memory_bytes(dev.tiles("compute")[0])
+    need = depth * (nsplit * bq * (d + 2) * 4 + bq * d * dtype.bits // 8) + bq * d * 4 + STACK_BYTES
+    if need > mem:
+        raise DesignError(f"attention: split_kv={nsplit}'s merging core holds {depth} x {nsplit} partial results of "
+                          f"{bq} x {d + 2} f32, {depth} output blocks and an f32 accumulator: {need} B, more than a "
+                          f"core's {mem} B; use a smaller block_q or fewer pipelines")
     nkv = Skv // bkv
     nkv_p = divide(nkv, nsplit, f"attention: the {nkv} key blocks over split_kv={nsplit} pipelines")
     hkv = H // group
@@ -422,18 +428,21 @@ def _split_design(Sq: int, Skv: int, d: int, dtype: DType, dev: Device, bq: int,
     return build_design(name + f"_split{nsplit}", dev, tensors, body)
 
 
-def fits(dev: Device, block_q: int, block_kv: int, d: int, dtype: DType, depth: int = 2) -> bool:
+def fits(dev: Device, block_q: int, block_kv: int, d: int, dtype: DType, depth: int = 2,
+         partial: bool = False) -> bool:
     """Whether a pipeline's buffers fit its three cores' memories as the planner lays them out: the query and
     ``KT`` blocks in the ``qk`` core's, the scores and ``P`` in the ``sm`` core's (with its statistics), the
     ``V`` blocks, the row statistics it receives, the output blocks and the f32 accumulator in the ``pv``
-    core's, each core keeping its stack. (A necessary check: the planner has the last word.)"""
+    core's, each core keeping its stack. ``partial``: a ``split_kv`` pipeline's (three statistics columns, an
+    f32 partial result of ``d + 2`` columns for an output). (A necessary check: the planner has the last word.)"""
     from tilelang.devices.abi import STACK_BYTES
 
     bq, bkv, nbytes = block_q, block_kv, dtype.bits // 8
     mem = dev.memory_bytes(dev.tiles("compute")[0])
+    ncol, out = (3, bq * (d + 2) * 4) if partial else (2, bq * d * nbytes)
     qk = depth * (bq * d + d * bkv) * nbytes
     sm = depth * (bq * bkv * 4 + bq * bkv * nbytes) + bq * 2 * 4
-    pv = depth * (bkv * d * nbytes + bq * 2 * 4 + bq * d * nbytes) + bq * d * 4
+    pv = depth * (bkv * d * nbytes + bq * ncol * 4 + out) + bq * d * 4
     return max(qk, sm, pv) + STACK_BYTES <= mem
 
 
@@ -462,7 +471,7 @@ def schedule(npipe: int, per: int, nkv: int, block_q: int, block_kv: int, causal
 
 
 def _default_block_kv(dev: Device, Skv: int, block_q: int, d: int, dtype: DType, depth: int,  # noqa: N803
-                      causal: bool) -> int:
+                      causal: bool, partial: bool = False) -> int:
     """``block_kv=None``: the largest of 128, 64, 32, 16, 8 that divides Skv (and, causal, is a multiple of
     block_q) and whose buffers fit as the planner lays them out (:func:`fits`; the objectfifo-level MLIR keeps
     that layout: ``aie.objectfifo.allocate``); Skv on a linear-only shim DMA; else the smallest dividing one
@@ -470,7 +479,7 @@ def _default_block_kv(dev: Device, Skv: int, block_q: int, d: int, dtype: DType,
     if ShimLimits.of(dev).linear_only:
         return Skv
     ok = [b for b in (128, 64, 32, 16, 8) if Skv % b == 0 and not (causal and b % block_q)]
-    return next((b for b in ok if fits(dev, block_q, b, d, dtype, depth)), ok[-1] if ok else Skv)
+    return next((b for b in ok if fits(dev, block_q, b, d, dtype, depth, partial)), ok[-1] if ok else Skv)
 
 
 def _inner(j: int, bq: int, bkv: int, dtype: DType, depth: int,
