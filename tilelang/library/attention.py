@@ -21,6 +21,11 @@ With ``heads`` the tensors get a leading head axis and the pipelines take the he
 ``kv_heads`` fewer than ``heads`` is grouped-query attention (query head ``h`` reads key/value head
 ``h // (heads // kv_heads)``). ``causal=True`` masks keys after each query (``_causal_pipeline``).
 
+``split_kv=N`` is FlashDecoding, for few query rows and many keys: N pipelines share each query block, each over
+its run of ``Skv / N`` keys with its own shim channels for them, and end with partial results (their outputs
+normalised by their own sums, with per row the maximum and the sum) that a memtile joins and one more core
+merges (``_split_design``, :func:`combine_kernel`).
+
 K comes transposed, ``KT`` (d, Skv), as mlir-aie's MHA takes it column-major: a kernel cannot transpose, and a
 bf16 transpose is finer than the DMA's 32-bit words.
 
