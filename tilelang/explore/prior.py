@@ -227,7 +227,7 @@ def attention_estimate(kwargs: dict[str, Any]) -> float | None:
     slowest stage may not be the next one's, and the rounds hardly overlap: each waits for its query block),
     plus the first query block's way to the stage slowest over the run (after the runtime sequence has pushed
     the moves it needs) and the last one's way out of it (the steps of the stages after it, its output's
-    drain).
+    drain). A ``split_kv`` design is estimated by :func:`_split_estimate`.
 
     Returns:
         The estimate, or None (arguments the factory would refuse).
