@@ -250,16 +250,18 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
         depth: buffers per fifo.
         split_kv: FlashDecoding: ``split_kv`` pipelines share each query block, pipeline ``j`` taking the
             ``j``-th run of ``Skv / split_kv`` keys, and one more core merges their partial results
-            (:func:`combine_kernel`); the query blocks (of every head) go through them one after another. For
-            few query rows and many keys (decoding), where one block per pipeline leaves the others idle.
-            ``pipelines`` is then None or ``split_kv``; not with ``causal``.
+            (:func:`combine_kernel`); the query blocks go through them one after another, cut from each
+            key/value head's query heads stacked (``block_q`` may span query heads). For few query rows and many
+            keys (decoding), where one block per pipeline leaves the others idle. ``pipelines`` is then None or
+            ``split_kv``; not with ``causal``.
 
     Returns:
         The traced design.
 
     Raises:
         DesignError: an integer dtype, sizes the blocks and pipelines do not divide, a bad scale, heads that
-            kv_heads does not divide, or more pipelines than the device's columns and shims take.
+            kv_heads does not divide, more pipelines than the device's columns and shims take, or (split_kv)
+            more than its memtile joins or a merging core whose partial results cannot fit.
     """
     check_args("attention", {"Sq": Sq, "Skv": Skv, "d": d, "block_q": block_q, "depth": depth}, {"dtype": dtype})
     if block_kv is not None:
