@@ -263,7 +263,9 @@ def attention_estimate(kwargs: dict[str, Any]) -> float | None:
     stream = dev.stream_bits / 8
     block = bkv * d * dtype.bits // 8  # a KT block and a V block alike
     ddr = Ddr.for_device(dev)
-    kt_charged, kt_limit = ddr.cost(block, bkv * dtype.bits // 8)  # d runs of a block's row of KT
+    # d runs of a block's row of KT, or (kt_layout="blocks") the block in one run
+    kt_run = block if kwargs.get("kt_layout") == "blocks" else bkv * dtype.bits // 8
+    kt_charged, kt_limit = ddr.cost(block, kt_run)
     v_charged, v_limit = ddr.cost(block, block)
     # a step's KT and V blocks, each on its own shim channel, every pipeline's (split: each its own) from one DDR
     kv = max(float(transfer_cycles(block, min(stream, kt_limit))), float(transfer_cycles(block, min(stream, v_limit))),

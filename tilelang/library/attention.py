@@ -52,7 +52,7 @@ from tilelang.frontend.kernel import sum as tl_sum
 from tilelang.ir.design import Design
 from tilelang.ir.dtypes import DType, bf16, f32
 from tilelang.ir.kernel import Kernel
-from tilelang.ir.pattern import pattern
+from tilelang.ir.pattern import AccessPattern, pattern
 from tilelang.ir.types import Tensor, Tile
 from tilelang.library._common import (
     build_design,
@@ -224,7 +224,7 @@ def _pipelines(dev: Device, pipelines: int | None, blocks: int) -> int:
 def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Device = "npu1",  # noqa: N803
               pipelines: int | None = None, block_q: int = 32, block_kv: int | None = None, scale: float | None = None,
               causal: bool = False, heads: int | None = None, kv_heads: int | None = None,
-              depth: int = 2, split_kv: int = 1) -> Design:
+              depth: int = 2, split_kv: int = 1, kt_layout: str = "rows") -> Design:
     """A design computing O (Sq, d) = softmax(Q KT * scale) V for Q (Sq, d), KT (d, Skv) and V (Skv, d); with
     ``heads``, per head: Q and O (heads, Sq, d), KT (kv_heads, d, Skv), V (kv_heads, Skv, d).
 
@@ -254,6 +254,10 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
             key/value head's query heads stacked (``block_q`` may span query heads). For few query rows and many
             keys (decoding), where one block per pipeline leaves the others idle. ``pipelines`` is then None or
             ``split_kv``; not with ``causal``.
+        kt_layout: "rows", KT (d, Skv) (a key block is ``d`` short runs of ``block_kv`` values, which the shim
+            reads below its stream rate when short), or "blocks", KT (Skv // block_kv, d, block_kv): each key
+            block's ``K^T`` contiguous, as a paged KV cache keeps its blocks (one run per block; ``block_kv``
+            must then be given, the tensor's block size). With heads, a leading ``kv_heads`` axis either way.
 
     Returns:
         The traced design.
@@ -287,6 +291,12 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
                           "different keys (use split_kv=1)")
     if split_kv > 1 and pipelines not in (None, split_kv):
         raise DesignError(f"attention: split_kv={split_kv} runs {split_kv} pipelines; got pipelines={pipelines!r}")
+    if kt_layout not in ("rows", "blocks"):
+        raise DesignError(f"attention: kt_layout must be 'rows' (KT (d, Skv)) or 'blocks' (KT (Skv // block_kv, d, "
+                          f"block_kv)), got {kt_layout!r}")
+    blocked = kt_layout == "blocks"
+    if blocked and block_kv is None:
+        raise DesignError("attention: kt_layout='blocks' needs block_kv (the size of KT's key blocks)")
     dev = resolve_device(device)
     if block_kv is None:
         block_kv = _default_block_kv(dev, Skv, block_q, d, dtype, depth, causal, split_kv > 1)
@@ -297,7 +307,7 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
     if split_kv > 1:
         divide(group * Sq, block_q, "attention: a key/value head's query rows (Sq x heads / kv_heads) by block_q")
         return _split_design(Sq, Skv, d, dtype, dev, block_q, block_kv, float(scale), heads, H, group, depth,
-                             split_kv)
+                             split_kv, blocked)
     stack = group > 1 and Sq % block_q and (group * Sq) % block_q == 0
     blocks = divide(Sq, block_q, "attention: Sq (query rows) by block_q" + (
         " (a block spans a key/value head's query heads only with split_kv > 1)" if stack else ""))
@@ -308,9 +318,10 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
     bq, bkv = block_q, block_kv
     rounds = schedule(npipe, per, nkv, bq, bkv, causal)
     masked = {o: masked_step_kernel(bq, bkv, dtype, float(scale), o) for o in range(0, bkv, bq)} if causal else {}
-    if bkv != Skv and ShimLimits.of(dev).linear_only:
+    if bkv != Skv and ShimLimits.of(dev).linear_only and not blocked:
         raise DesignError(f"attention on {dev.name}: its shim DMAs walk linear runs only, and a K^T block of "
-                          f"{bkv} of its {Skv} columns is not one; use block_kv={Skv} (whole rows of KT)")
+                          f"{bkv} of its {Skv} columns is not one; use block_kv={Skv} (whole rows of KT) or "
+                          f"kt_layout='blocks'")
 
     def body(Q: TensorArg, KT: TensorArg, V: TensorArg, out: TensorArg) -> None:  # noqa: N803 - the tensors' names
         kt_in = fifo(Tile[(d, bkv), dtype], depth=depth, name="kt")
@@ -330,40 +341,51 @@ def attention(Sq: int, Skv: int, d: int, dtype: DType = bf16, device: str | Devi
                 walk = pattern(j * per * bq * d, (H, per * bq * d), (Sq * d, 1))
             fills.append(Move(Q, q_in, walk, True, f"fill_q_{j}"))
             drains.append(Move(out, o_out, walk, False, f"drain_o_{j}"))
-        # per head, per query block a pipeline holds: K^T's blocks (d x bkv, walked by columns), then V's, of the
-        # head's key/value head
+        # per head, per query block a pipeline holds: K^T's blocks, then V's, of the head's key/value head
         for h in range(H):
             at_kt, at_v = h // group * d * Skv, h // group * Skv * d
             tag = f"_{h}" if heads is not None else ""
             if causal:
                 for r, (n, _) in enumerate(rounds):
-                    fills.append(Move(KT, kt_in, pattern(at_kt, (n, d, bkv), (bkv, Skv, 1)), True,
+                    fills.append(Move(KT, kt_in, _kt_walk(at_kt, 0, n, d, bkv, Skv, blocked), True,
                                       f"fill_kt{tag}_{r}"))
                     fills.append(Move(V, v_in, pattern(at_v, (n * bkv * d,), (1,)), True, f"fill_v{tag}_{r}"))
             else:
-                fills.append(Move(KT, kt_in, pattern(at_kt, (nkv, d, bkv), (bkv, Skv, 1)).repeat(per), True,
+                fills.append(Move(KT, kt_in, _kt_walk(at_kt, 0, nkv, d, bkv, Skv, blocked).repeat(per), True,
                                   f"fill_kt{tag}"))
                 fills.append(Move(V, v_in, pattern(at_v, (Skv * d,), (1,)).repeat(per), True, f"fill_v{tag}"))
         issue(fills + drains, dev)
 
-    name, tensors = _tensors(Sq, Skv, d, dtype, heads, H, group)
+    name, tensors = _tensors(Sq, Skv, d, dtype, heads, H, group, bkv if blocked else None)
     return build_design(name, dev, tensors, body)
 
 
 def _tensors(Sq: int, Skv: int, d: int, dtype: DType, heads: int | None, H: int,  # noqa: N803
-             group: int) -> tuple[str, dict[str, Any]]:
-    """The design's name and tensors: 2-D without ``heads``, else with a leading head axis."""
+             group: int, kt_block: int | None = None) -> tuple[str, dict[str, Any]]:
+    """The design's name and tensors: 2-D without ``heads``, else with a leading head axis (``kt_block``: KT in
+    key blocks of that size, each contiguous)."""
+    kt = (d, Skv) if kt_block is None else (Skv // kt_block, d, kt_block)
+    tag = "" if kt_block is None else f"_ktb{kt_block}"
     if heads is None:
-        return f"attention_{Sq}x{Skv}x{d}", {"Q": Tensor[(Sq, d), dtype], "KT": Tensor[(d, Skv), dtype],
-                                             "V": Tensor[(Skv, d), dtype], "O": Tensor[(Sq, d), dtype]}
+        return f"attention_{Sq}x{Skv}x{d}{tag}", {"Q": Tensor[(Sq, d), dtype], "KT": Tensor[kt, dtype],
+                                                  "V": Tensor[(Skv, d), dtype], "O": Tensor[(Sq, d), dtype]}
     hkv = H // group
-    return (f"attention_{H}x{Sq}x{Skv}x{d}" + (f"_kv{hkv}" if hkv != H else ""),
-            {"Q": Tensor[(H, Sq, d), dtype], "KT": Tensor[(hkv, d, Skv), dtype], "V": Tensor[(hkv, Skv, d), dtype],
+    return (f"attention_{H}x{Sq}x{Skv}x{d}" + (f"_kv{hkv}" if hkv != H else "") + tag,
+            {"Q": Tensor[(H, Sq, d), dtype], "KT": Tensor[(hkv, *kt), dtype], "V": Tensor[(hkv, Skv, d), dtype],
              "O": Tensor[(H, Sq, d), dtype]})
 
 
+def _kt_walk(at: int, first: int, n: int, d: int, bkv: int, Skv: int, blocked: bool) -> AccessPattern:  # noqa: N803
+    """The walk of ``n`` key blocks of K^T from block ``first``, in a head's K^T starting at element ``at``: ``d``
+    runs of ``bkv`` values per block (KT (d, Skv)), or one run (KT in contiguous key blocks)."""
+    if blocked:
+        return pattern(at + first * d * bkv, (n * d * bkv,), (1,))
+    return pattern(at + first * bkv, (n, d, bkv), (bkv, Skv, 1))
+
+
 def _split_design(Sq: int, Skv: int, d: int, dtype: DType, dev: Device, bq: int, bkv: int, scale: float,  # noqa: N803
-                  heads: int | None, H: int, group: int, depth: int, nsplit: int) -> Design:  # noqa: N803
+                  heads: int | None, H: int, group: int, depth: int, nsplit: int,  # noqa: N803
+                  blocked: bool = False) -> Design:
     """``split_kv``: ``nsplit`` pipelines over one query block at a time, pipeline ``j`` over the ``j``-th run of
     ``Skv / nsplit`` keys, and a merging core. Attention over few queries is bound by reading K and V, so each
     pipeline has its own shim channel for each (a K^T block is ``d`` short runs, the slowest fill); the query is
@@ -423,15 +445,15 @@ def _split_design(Sq: int, Skv: int, d: int, dtype: DType, dev: Device, bq: int,
         moves = [Move(Q, q_in, pattern(0, (H * Sq * d,), (1,)), True, "fill_q")]
         for j in range(nsplit):
             for g in range(hkv):  # per key/value head, per query block of its heads: the pipeline's keys
-                at_kt, at_v = g * d * Skv + j * run, (g * Skv + j * run) * d
+                at_kt, at_v = g * d * Skv, (g * Skv + j * run) * d
                 tag = f"_{g}" if heads is not None else ""
-                moves.append(Move(KT, kts[j], pattern(at_kt, (nkv_p, d, bkv), (bkv, Skv, 1)).repeat(blocks), True,
-                                  f"fill_kt{tag}_{j}"))
+                moves.append(Move(KT, kts[j], _kt_walk(at_kt, j * nkv_p, nkv_p, d, bkv, Skv, blocked).repeat(blocks),
+                                  True, f"fill_kt{tag}_{j}"))
                 moves.append(Move(V, vs[j], pattern(at_v, (run * d,), (1,)).repeat(blocks), True, f"fill_v{tag}_{j}"))
         moves.append(Move(out, o_out, pattern(0, (H * Sq * d,), (1,)), False, "drain_o"))
         issue(moves, dev)
 
-    name, tensors = _tensors(Sq, Skv, d, dtype, heads, H, group)
+    name, tensors = _tensors(Sq, Skv, d, dtype, heads, H, group, bkv if blocked else None)
     return build_design(name + f"_split{nsplit}", dev, tensors, body)
 
 
