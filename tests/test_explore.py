@@ -333,12 +333,15 @@ def test_attention_prior_follows_the_timing_simulation_and_the_planners_memory_v
 def test_attention_prior_of_split_kv_designs_follows_the_timing_simulation():
     """With ``split_kv`` (FlashDecoding) the prior paces the query blocks by the slowest of a pipeline's stages
     over its share of the keys and the merging core: within 10% of the timing simulation on npu1 and npu2,
-    decoding with grouped-query heads included (8.6% at most when written)."""
+    decoding with grouped-query heads and K^T in key blocks (one run each) included (8.6% at most when
+    written)."""
     points = [dict(Sq=8, Skv=2048, d=64, block_q=8, split_kv=2),
               dict(Sq=1, Skv=4096, d=128, block_q=1, split_kv=4, device="npu2"),
               dict(Sq=1, Skv=1024, d=64, heads=8, kv_heads=2, block_q=4, split_kv=2),
               dict(Sq=32, Skv=1536, d=64, block_q=16, split_kv=3, dtype=tl.f32),
-              dict(Sq=64, Skv=512, d=64, block_q=32, split_kv=2, device="npu2")]
+              dict(Sq=64, Skv=512, d=64, block_q=32, split_kv=2, device="npu2"),
+              dict(Sq=1, Skv=4096, d=128, block_q=1, block_kv=32, split_kv=4, device="npu2", kt_layout="blocks"),
+              dict(Sq=128, Skv=256, d=64, block_kv=64, kt_layout="blocks")]
     for kw in points:
         sim = tl.simulate(tl.plan(tl.library.attention(**kw), strategy="greedy"), mode="timing").cycles
         assert attention_estimate(dict(kw)) == pytest.approx(sim, rel=0.10), kw
