@@ -187,20 +187,26 @@ def _as(x: Any, dtype: DType) -> Any:
     return x if x.dtype == dtype else x.astype(dtype)
 
 
-def _columns(dev: Device) -> tuple[list[int], list[int]]:
-    """The compute columns, and the first three compute rows (a pipeline's), of ``dev``."""
+def _columns(dev: Device, pipelines: int = 0, what: str = "") -> tuple[list[int], list[int]]:
+    """The compute columns, and the first three compute rows (a pipeline's), of ``dev``.
+
+    Raises:
+        DesignError: fewer than three compute rows, or fewer columns than ``pipelines`` (``what`` names them).
+    """
     compute = dev.tiles("compute")
     cols = sorted({c for c, _ in compute})
     rows = sorted({r for _, r in compute})
+    if len(rows) < 3:
+        raise DesignError(f"attention: a pipeline is three cores in a column; {dev.name} has {len(rows)} compute rows")
+    if pipelines > len(cols):
+        raise DesignError(f"attention: {what} need {pipelines} compute columns (one each); {dev.name} has {len(cols)}")
     return cols, rows[:3]
 
 
 def _pipelines(dev: Device, pipelines: int | None, blocks: int) -> int:
     """How many pipelines: ``pipelines`` checked, or the most (one per compute column, each fed its own shim
     channel) that divide the ``blocks`` query blocks."""
-    cols, rows = _columns(dev)
-    if len(rows) < 3:
-        raise DesignError(f"attention: a pipeline is three cores in a column; {dev.name} has {len(rows)} compute rows")
+    cols, _ = _columns(dev)
     # each pipeline: a query fill and an output drain; K^T and V one fill each, broadcast
     fit = [p for p in range(1, len(cols) + 1) if shim_problem(dev, p + 2, p, "") is None]
     most = max(fit, default=0)
@@ -211,9 +217,7 @@ def _pipelines(dev: Device, pipelines: int | None, blocks: int) -> int:
         return usable[0] if usable else 1
     if not isinstance(pipelines, int) or isinstance(pipelines, bool) or pipelines <= 0:
         raise DesignError(f"attention: pipelines must be a positive int or None, got {pipelines!r}")
-    if pipelines > len(cols):
-        raise DesignError(f"attention: {pipelines} pipelines need {pipelines} compute columns (one each); "
-                          f"{dev.name} has {len(cols)}")
+    _columns(dev, pipelines, f"{pipelines} pipelines")
     problem = shim_problem(dev, pipelines + 2, pipelines, f"{pipelines} pipelines' query fills and output drains "
                            "plus the K^T and V fills")
     if problem:
@@ -391,12 +395,7 @@ def _split_design(Sq: int, Skv: int, d: int, dtype: DType, dev: Device, bq: int,
     pipeline has its own shim channel for each (a K^T block is ``d`` short runs, the slowest fill); the query is
     one fill (a broadcast), the output one drain, the partial results are joined in a memtile. With grouped
     query heads the blocks are cut from each key/value head's query heads stacked (``block_q`` may span them)."""
-    cols, rows = _columns(dev)
-    if len(rows) < 3:
-        raise DesignError(f"attention: a pipeline is three cores in a column; {dev.name} has {len(rows)} compute rows")
-    if nsplit > len(cols):
-        raise DesignError(f"attention: split_kv={nsplit} pipelines need {nsplit} compute columns (one each); "
-                          f"{dev.name} has {len(cols)}")
+    cols, rows = _columns(dev, nsplit, f"split_kv={nsplit} pipelines")
     joins = memtile_channels(dev, "s2mm")
     if nsplit > joins:
         raise DesignError(f"attention: split_kv={nsplit} joins {nsplit} partial results in a memory tile; "
