@@ -8,9 +8,12 @@ CPU time does not count the time other processes take), peak resident
 memory of the simulation, the wall seconds of ``mode="functional"`` (up to
 2048), and the check of C against numpy: seconds it took (not part of the
 simulation time) and the largest error in units of the tolerance (<= 1
-passes). Each size runs in its own process. Last, the bare engine's cost per event on this machine
-(benchmarks/timing_bench.py's ``engine_floor``: processes that only sleep), to compare runs on machines
-of different speed.
+passes), and ``data s``: the CPU seconds of the run's kernel calls computing their numbers alone (each
+kernel's compiled steps timed on tiles of its shapes, times its calls). Each size runs in its own
+process. Last, the bare engine's cost per event on this machine (benchmarks/timing_bench.py's
+``engine_floor``: processes that only sleep), to compare runs on machines of different speed, and per
+size the ceiling of events per second on this machine: the run's events at the bare engine's cost plus
+its kernel calls' numbers, what a model of those events costing nothing beyond the engine would reach.
 Run: ``.venv/bin/python benchmarks/sim_bench.py [--min 256] [--max 4096]``.
 
 The design follows IRON's whole_array example: each core row gets A through
@@ -136,6 +139,48 @@ def check(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(c.astype(np.float64) - ref) / (RTOL * bound + np.finfo(np.float64).tiny)))
 
 
+def data_path_seconds(d: Design, res: simulator.SimResult, repeat: int = 5) -> float:
+    """CPU seconds the run's kernel calls spend computing numbers: per kernel, its compiled steps
+    (the ones the simulation runs) on arrays of its parameters' shapes, best of ``repeat`` rounds of
+    100 calls, times the calls the run made of it. A lower bound on any run with the same data: the
+    events around the calls are not in it."""
+    from simulator.kernels import CompiledKernel
+
+    calls: dict[str, int] = {}
+    for core in d.cores:  # (each core's calls of each kernel: its statistics count all its calls together)
+        per = _calls_per_kernel(core.body)
+        for k, n in per.items():
+            calls[k] = calls.get(k, 0) + n
+    assert sum(calls.values()) == sum(c.calls for c in res.stats.cores.values()), "call count mismatch"
+    total = 0.0
+    for name, n in calls.items():
+        kernel = next(k for k in d.kernels if k.name == name)
+        ck = CompiledKernel(kernel)
+        args = [np.ones(p.type.shape, p.type.dtype.numpy) for p in kernel.params]
+        best_s = float("inf")
+        for _ in range(repeat):
+            c0 = time.process_time()
+            for _ in range(100):
+                ck.run(args)
+            best_s = min(best_s, (time.process_time() - c0) / 100)
+        total += best_s * n
+    return total
+
+
+def _calls_per_kernel(body: tuple, times: int = 1) -> dict[str, int]:
+    from tilelang.ir.design import Call, Loop
+
+    out: dict[str, int] = {}
+    for s in body:
+        if isinstance(s, Call):
+            out[s.kernel] = out.get(s.kernel, 0) + times
+        elif isinstance(s, Loop):
+            trips = len(range(s.start, s.stop, s.step))
+            for k, n in _calls_per_kernel(s.body, times * trips).items():
+                out[k] = out.get(k, 0) + n
+    return out
+
+
 def run(size: int, dtype=tl.bf16, repeat: int = 1, functional: bool = True) -> dict:
     """Plan and simulate one size (best of ``repeat`` timed runs); check C against numpy; return the measurements."""
     d = whole_array_gemm(size, size, size, dtype)
@@ -159,7 +204,8 @@ def run(size: int, dtype=tl.bf16, repeat: int = 1, functional: bool = True) -> d
     err = check(res.outputs["C"], a, b)
     check_s = time.perf_counter() - t0
     ev = res.stats.events
-    return {"size": size, "events": ev, "cycles": res.cycles, "wall": wall, "cpu": cpu, "events_per_s": ev / cpu,
+    data_s = data_path_seconds(d, res)
+    return {"size": size, "events": ev, "data_s": data_s, "cycles": res.cycles, "wall": wall, "cpu": cpu, "events_per_s": ev / cpu,
             "cycles_per_s": res.cycles / cpu, "peak_mib": peak / 2**20, "error": err, "ok": err <= 1.0,
             "check_s": check_s, "functional_s": f_wall, "utilisation": res.stats.utilisation()}
 
@@ -176,8 +222,9 @@ def main() -> None:
         print(json.dumps(run(args.one, repeat=1 if big else args.repeat, functional=not big)))
         return
     print(f"{'size':>6} {'events':>10} {'sim cycles':>12} {'wall s':>8} {'cpu s':>8} {'events/s':>10} {'cycles/s':>12} "
-          f"{'peak MiB':>9} {'util':>6} {'func s':>7} {'check s':>8} {'err/tol':>8}")
+          f"{'peak MiB':>9} {'util':>6} {'func s':>7} {'check s':>8} {'err/tol':>8} {'data s':>7}")
     size = args.min
+    rows: list[dict] = []
     while size <= args.max:
         out = subprocess.run([sys.executable, __file__, "--one", str(size), "--repeat", str(args.repeat)],
                              capture_output=True, text=True, check=True)
@@ -185,15 +232,20 @@ def main() -> None:
         func = f"{r['functional_s']:>7.2f}" if r["functional_s"] is not None else f"{'-':>7}"
         print(f"{r['size']:>6} {r['events']:>10} {r['cycles']:>12} {r['wall']:>8.2f} {r['cpu']:>8.2f} {r['events_per_s']:>10.0f} "
               f"{r['cycles_per_s']:>12.0f} {r['peak_mib']:>9.1f} {r['utilisation']:>6.1%} {func} "
-              f"{r['check_s']:>8.2f} {r['error']:>8.3f}", flush=True)
+              f"{r['check_s']:>8.2f} {r['error']:>8.3f} {r['data_s']:>7.3f}", flush=True)
         if not r["ok"]:
             raise SystemExit(f"size {size}: C differs from numpy by {r['error']:.3f} x the tolerance")
+        rows.append(r)
         size *= 2
     from timing_bench import engine_floor  # (here: timing_bench imports this module)
 
     per_event, _ = engine_floor(args.repeat)
     print(f"engine alone: {per_event * 1e6:.2f} us per event ({1 / per_event:.0f} events/s: the same sleeps, "
           "no model)")
+    for r in rows:
+        ceiling = r["events"] / (r["data_s"] + r["events"] * per_event)
+        print(f"ceiling at {r['size']}: {ceiling:.0f} events/s (the run's events at the engine's bare cost, plus its "
+              f"kernel calls' numbers, {r['data_s']:.3f} s: any model of these events on this machine)")
 
 
 if __name__ == "__main__":
