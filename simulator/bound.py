@@ -49,16 +49,17 @@ class Floor:
     terms: dict[str, int]
 
 
-def floor(design: Design) -> Floor:
+def floor(design: Design, kernel_cycles: dict[str, int] | None = None) -> Floor:
     """The design's floor (see the module docstring).
 
     Args:
         design: the design.
+        kernel_cycles: cycles per call given for kernels by name (``simulate``'s), instead of the model's.
 
     Returns:
         The :class:`Floor`; a design without calls or moves has a floor of 0 cycles.
     """
-    terms = [_calls(design), *_host(design), _streams(design)]
+    terms = [_calls(design, kernel_cycles or {}), *_host(design), _streams(design)]
     cycles, cause = max(terms, key=lambda t: t[0])  # (the first of equals: calls, host fifo, DDR, stream)
     names = ("calls", "host fifo", "ddr", "stream")
     return Floor(cycles, cause if cycles else "nothing to do", {n: t[0] for n, t in zip(names, terms, strict=True)})
@@ -69,17 +70,23 @@ def lower_bound(design: Design) -> int:
     return floor(design).cycles
 
 
-def _calls(design: Design) -> tuple[int, str]:
+def _calls(design: Design, given: dict[str, int]) -> tuple[int, str]:
     dev = design.device
     per_call: dict[str, int] = {}
     for k in design.kernels:
-        if isinstance(k, Kernel):
+        if k.name in given:  # a call given its cycles takes exactly them
+            per_call[k.name] = given[k.name]
+        elif isinstance(k, Kernel):
             per_call[k.name] = kernel_cycles(k, dev)
         else:  # an extern kernel: its declared cycles when they do not depend on the arguments
             per_call[k.name] = k.cycles if isinstance(k.cycles, int) else 0
-    best = max(((sum(n * per_call[name] for name, n in call_counts(c.body).items()), c.name) for c in design.cores),
-               default=(0, ""))
-    return best[0], f"core {best[1]}'s kernel calls, each at its cost alone"
+    counts = {c.name: call_counts(c.body) for c in design.cores}
+    best = max(((sum(n * per_call[name] for name, n in counts[c].items()), c) for c in counts), default=(0, ""))
+    if not given:
+        each = "its cost alone"
+    else:
+        each = "its given cycles" if best[1] and set(counts[best[1]]) <= set(given) else "its cost alone or given cycles"
+    return best[0], f"core {best[1]}'s kernel calls, each at {each}"
 
 
 def _host(design: Design) -> tuple[tuple[int, str], tuple[int, str]]:

@@ -135,6 +135,7 @@ def explain(result: object, plan: Plan) -> Explanation:
     unknown = sorted(set(stats.cores) - {c.name for c in plan.design.cores})
     if unknown:
         raise SimulationError(f"the run has core(s) {unknown} the plan does not have")
+    given: dict[str, int] = getattr(result, "kernel_cycles", None) or {}
     start = _start(stats)
     shares: list[Share] = [Share("host dispatch", start, "before anything starts")] if start else []
     finished = [(c.finished_at, c.busy, name) for name, c in stats.cores.items() if c.finished_at is not None]
@@ -146,7 +147,7 @@ def explain(result: object, plan: Plan) -> Explanation:
     else:
         end, _, name = max(finished, key=lambda t: (t[0], t[1], t[2]))
         path = _core_label(plan, name)
-        core_shares, kernel_peak = _core_shares(plan, stats, name)
+        core_shares, kernel_peak = _core_shares(plan, stats, name, given)
         shares += core_shares
         if cycles - end:
             res, util = _busiest(_move_channels(plan, stats, last_only=True), stats, plan)
@@ -157,7 +158,7 @@ def explain(result: object, plan: Plan) -> Explanation:
         raise SimulationError(f"the critical path's shares add up to {sum(s.cycles for s in shares)}, "
                               f"not the run's {cycles} cycles")
     device_peak = _device_peak(plan, cycles)
-    fl = floor(plan.design)
+    fl = floor(plan.design, given)
     return Explanation(cycles, result.seconds, path, tuple(shares),  # type: ignore[attr-defined]
                        _verdict(shares, cycles, kernel_peak, path), device_peak, kernel_peak, fl.cycles, fl.cause,
                        stats.sequence_line())  # type: ignore[attr-defined]
@@ -175,11 +176,11 @@ def _start(stats: object) -> int:
     return min(points) if points else 0
 
 
-def _core_shares(plan: Plan, stats: object, name: str) -> tuple[list[Share], float | None]:
+def _core_shares(plan: Plan, stats: object, name: str, given: dict[str, int]) -> tuple[list[Share], float | None]:
     """The path core's time from its start to its end: fill, compute, bank conflicts, later
-    waits per fifo; and its main kernel's MAC efficiency alone."""
+    waits per fifo; and its main kernel's MAC efficiency alone (``given``: the run's cycles given per kernel)."""
     cs = stats.cores[name]  # type: ignore[attr-defined]
-    main, kernel_peak = _main_kernel(plan, _core(plan, name))
+    main, kernel_peak = _main_kernel(plan, _core(plan, name), given)
     shares = []
     fill = sum(cs.fill.values())
     if fill:
@@ -375,27 +376,30 @@ def _kernels(plan: Plan) -> dict[str, object]:
     return {k.name: k for k in plan.design.kernels}
 
 
-def _main_kernel(plan: Plan, core: Core) -> tuple[str, float | None]:
-    """The core's kernel with the most cycles, described, and its MAC efficiency alone."""
+def _main_kernel(plan: Plan, core: Core, given: dict[str, int]) -> tuple[str, float | None]:
+    """The core's kernel with the most cycles, described, and its MAC efficiency alone (``given``: cycles
+    per call given for kernels by name, the run's instead of the model's)."""
     kernels = _kernels(plan)
     best: tuple[float, str] | None = None
     for name, n in call_counts(core.body).items():
         k = kernels[name]
-        cyc = kernel_cycles(k, plan.device) if isinstance(k, Kernel) else 0
+        cyc = given[name] if name in given else kernel_cycles(k, plan.device) if isinstance(k, Kernel) else 0
         if best is None or n * cyc > best[0]:
             best = (n * cyc, name)
     if best is None:
         return "no kernel calls", None
     name = best[1]
     k = kernels[name]
+    how = " (given)" if name in given else ""
     if not isinstance(k, Kernel):
-        return f"{name} (extern kernel: declared cycles)", None
-    alone = kernel_cycles(k, plan.device)
+        return f"{name} (extern kernel: {given[name]} cycles per call, given)" if how else (
+            f"{name} (extern kernel: declared cycles)"), None
+    alone = given[name] if how else kernel_cycles(k, plan.device)
     macs = kernel_mac_cycles(k, plan.device)
-    if not macs:
-        return f"{name}: {alone} cycles per call, no MACs", None
+    if not macs or not alone:
+        return f"{name}: {alone} cycles per call{how}, no MACs", None
     eff = macs / alone
-    return f"{name}: {alone} cycles per call, alone {eff:.1%} of MAC peak", eff
+    return f"{name}: {alone} cycles per call{how}, alone {eff:.1%} of MAC peak", eff
 
 
 def _device_peak(plan: Plan, cycles: int) -> float | None:

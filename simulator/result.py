@@ -240,6 +240,8 @@ class SimResult:
         mode: "timed" or "functional".
         clock_hz: the device clock, to turn cycles into seconds.
         plan: the plan simulated (for :meth:`explain`).
+        kernel_cycles: the cycles per call given for kernels by name (``simulate``'s
+            ``kernel_cycles``), which the run used instead of the cost model's.
     """
 
     outputs: dict[str, np.ndarray]
@@ -250,6 +252,7 @@ class SimResult:
     clock_hz: float
     extra: dict = field(default_factory=dict)
     plan: Plan | None = None
+    kernel_cycles: dict[str, int] = field(default_factory=dict)
 
     @property
     def seconds(self) -> float:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from simulator.build import World
@@ -14,13 +16,14 @@ from simulator.result import SimResult, Stats, Trace, TransferStats
 from tilelang.errors import DeadlockError, KernelError, SimulationError
 from tilelang.ir.calls import convert
 from tilelang.ir.design import Design
+from tilelang.ir.kernel import CYCLES_LIMIT
 from tilelang.ir.plan import Plan
 
 MODES = ("timed", "functional", "timing")
 
 
 def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool = False, trace: bool = True,
-             **arrays: np.ndarray) -> SimResult:
+             kernel_cycles: Mapping[str, int] | None = None, **arrays: np.ndarray) -> SimResult:
     """Run ``plan`` with real numbers: outputs, total cycles, statistics and a trace.
 
     Args:
@@ -31,6 +34,9 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
         dispatch_overhead: add the host's per-invocation dispatch (about 450 us on npu1)
             before anything starts.
         trace: record a Perfetto trace (timed and timing modes).
+        kernel_cycles: cycles per call of kernels by name (measured on hardware, or by the vendor's
+            simulator), used instead of the kernel cost model's (timed and timing modes). Such a call
+            takes exactly these cycles: memory-bank effects are taken to be in the measurement.
         **arrays: arrays by tensor name, each in the tensor's shape. Every tensor a move
             reads must be given; tensors only written may be omitted (they start as zeros).
             float32 arrays for bf16 tensors are rounded to bf16 (nearest even).
@@ -57,9 +63,10 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
         raise SimulationError(f"simulate takes a Plan, got {type(plan).__name__}")
     timed = mode != "functional"
     data = mode != "timing"
+    given = given_kernel_cycles(plan.design, kernel_cycles, mode)
     tensors = _tensors(plan.design, arrays) if data else _no_tensors(plan.design, arrays)
     tr = Trace(plan.device.clock_hz)
-    world = World(plan, tensors, timed, tr if (timed and trace) else None, data)
+    world = World(plan, tensors, timed, tr if (timed and trace) else None, data, given)
     procs, end = _start(world, timed and dispatch_overhead)
     with np.errstate(all="ignore"):  # the kernel IR's semantics ignore floating-point warnings
         world.engine.run()
@@ -70,7 +77,37 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
     cycles = end["at"] if timed else 0
     stats = _stats(world, cycles)
     outputs = {name: tensors[name] for name in plan.design.outputs} if data else {}
-    return SimResult(outputs, cycles, stats, tr, mode, plan.device.clock_hz, plan=plan)
+    return SimResult(outputs, cycles, stats, tr, mode, plan.device.clock_hz, plan=plan, kernel_cycles=given)
+
+
+def given_kernel_cycles(design: Design, kernel_cycles: object, mode: str) -> dict[str, int]:
+    """``kernel_cycles`` checked against ``design``: a dict of whole cycles by the name of a kernel it calls.
+
+    Raises:
+        SimulationError: not a mapping, a name of no kernel of the design, a value that is not a whole
+            number of cycles from 0 to the kernels' limit, or any given in functional mode (it has no cycles).
+    """
+    if kernel_cycles is None:
+        return {}
+    if not isinstance(kernel_cycles, Mapping):
+        raise SimulationError(f"kernel_cycles must be a dict {{kernel name: cycles per call}}, got "
+                              f"{type(kernel_cycles).__name__}")
+    if not kernel_cycles:
+        return {}
+    if mode == "functional":
+        raise SimulationError("kernel_cycles sets the cycles of timed and timing runs; mode='functional' counts none")
+    names = [k.name for k in design.kernels]
+    unknown = sorted(str(n) for n in kernel_cycles if n not in names)
+    if unknown:
+        raise SimulationError(f"kernel_cycles: design {design.name!r} calls no kernel(s) {unknown}; its kernels are "
+                              f"{names}")
+    out: dict[str, int] = {}
+    for name, c in kernel_cycles.items():
+        if isinstance(c, bool | np.bool_) or not isinstance(c, int | np.integer) or not 0 <= c <= CYCLES_LIMIT:
+            raise SimulationError(f"kernel_cycles[{name!r}] must be a whole number of cycles from 0 to "
+                                  f"{CYCLES_LIMIT}, got {c!r}")
+        out[name] = int(c)
+    return out
 
 
 def _no_tensors(design: Design, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -59,14 +59,16 @@ def tile_contraction(spec: str, sizes: dict, dtypes: tuple, device: object, **op
 
 
 def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool = False, trace: bool = True,
-             **arrays: np.ndarray):  # noqa: ANN201 - a simulator.SimResult
+             kernel_cycles: dict[str, int] | None = None, **arrays: np.ndarray):  # noqa: ANN201 - a simulator.SimResult
     """Run a plan (or a design, planned first) with real numbers (API.md "Simulation").
 
     Args:
         plan: a Plan or a Design.
-        mode: "timed" or "functional" (numbers only).
+        mode: "timed", "functional" (numbers only) or "timing" (cycles only).
         dispatch_overhead: add the host's per-invocation dispatch cost.
         trace: record a Perfetto trace.
+        kernel_cycles: measured cycles per call of kernels by name, used instead of the cost model's
+            (docs/simulator.md, "Measured kernel cycles").
         **arrays: input arrays by tensor name.
 
     Returns:
@@ -85,12 +87,16 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
 
         if dispatch_overhead:
             raise SimulationError("dispatch_overhead is per invocation of one design; a MultiPlan runs several")
+        if kernel_cycles:
+            raise SimulationError("kernel_cycles is taken for one plan; simulate a tenant's own plan to give its "
+                                  "kernels' cycles")
         return simulate_multi(plan, arrays, mode=mode, trace=trace)  # type: ignore[arg-type]
     if isinstance(plan, Design):
         from tilelang.plan import plan as _plan
 
         plan = _plan(plan)
-    return _simulate(plan, mode=mode, dispatch_overhead=dispatch_overhead, trace=trace, **arrays)
+    return _simulate(plan, mode=mode, dispatch_overhead=dispatch_overhead, trace=trace, kernel_cycles=kernel_cycles,
+                     **arrays)
 
 
 def emit_mlir(plan: Plan, as_module: bool = False, level: str = "objectfifo", pretty: bool = False):  # noqa: ANN201

@@ -18,7 +18,7 @@ from tilelang.cli import commands
 from tilelang.cli import compile as compile_cli
 from tilelang.cli import explore as explore_cli
 from tilelang.cli import optimize as optimize_cli
-from tilelang.cli.load import seed_type
+from tilelang.cli.load import kernel_cycles_type, seed_type
 from tilelang.errors import TileLangError
 from tilelang.report.tables import TOP_ROWS
 
@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--outputs", help="write the output arrays to this .npz file")
     s.add_argument("--all", action="store_true",
                    help=f"show every row of the statistics (default: the {TOP_ROWS} busiest of each table)")
+    _kernel_cycles_arg(s)
     s.add_argument("--check", action="store_true",
                    help="also compute the outputs by the reference path (the IR's numpy semantics, no plan, no "
                    "timing) and compare; exit status 1 on a mismatch")
@@ -67,9 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
     _design_args(r)
     r.add_argument("-o", "--output", default="report", help="directory for the PNGs and report.html")
     r.add_argument("--seed", type=seed_type, default=0, help="seed of the random inputs (a non-negative int)")
+    _kernel_cycles_arg(r)
     explore_cli.add_parser(sub)
     optimize_cli.add_parser(sub)
     return p
+
+
+def _kernel_cycles_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kernel-cycles", type=kernel_cycles_type, action="append", default=[], metavar="NAME=CYCLES",
+                   help="a kernel's measured cycles per call, used instead of the cost model's (repeatable)")
 
 
 def _design_args(p: argparse.ArgumentParser) -> None:

@@ -162,12 +162,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     check_writable(args.trace, "--trace")
     if args.trace and args.functional:
         raise UsageError("--trace needs timing, which --functional skips: drop one of them")
+    if args.kernel_cycles and args.functional:
+        raise UsageError("--kernel-cycles sets timing, which --functional skips: drop one of them")
+    given = _given_cycles(args)
     target = load_target(args.design)
     design = target.design if isinstance(target, Plan) else target
     arrays = read_inputs(args.inputs, design) if args.inputs else random_inputs(design, args.seed)
     plan = _planned(args, target)
     with phase(f"simulating {design.name}"):
-        res = tl.simulate(plan, mode="functional" if args.functional else "timed", **arrays)
+        res = tl.simulate(plan, mode="functional" if args.functional else "timed", kernel_cycles=given, **arrays)
     checked = _check(design, arrays, res.outputs) if args.check else None
     if args.trace and not args.functional:
         res.trace.save(args.trace)
@@ -189,6 +192,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if checked is not None and not args.json:
         sys.stdout.write(_check_text(checked))
     return 0 if checked is None or all(c.match for c in checked) else 1
+
+
+def _given_cycles(args: argparse.Namespace) -> dict[str, int]:
+    """``--kernel-cycles`` as a dict (a kernel named twice is a usage error)."""
+    given: dict[str, int] = {}
+    for name, cycles in args.kernel_cycles:
+        if name in given:
+            raise UsageError(f"--kernel-cycles gives kernel {name!r} twice")
+        given[name] = cycles
+    return given
 
 
 def _check(design: Design, arrays: dict[str, np.ndarray], outputs: dict[str, np.ndarray]) -> list:
@@ -257,10 +270,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     from tilelang.report import write_report
 
     check_writable(args.output, "-o", directory=True)
+    given = _given_cycles(args)
     plan = _planned(args, load_target(args.design))
     design = plan.design
     with phase(f"simulating {design.name}"):
-        res = tl.simulate(plan, **random_inputs(design, args.seed))
+        res = tl.simulate(plan, kernel_cycles=given, **random_inputs(design, args.seed))
     paths = write_report(plan, res, args.output)
     if args.json:
         doc = {"design": design.name, "files": [str(p) for p in paths], "simulation": summarise(res)}

@@ -210,6 +210,20 @@ def seed_type(text: str) -> int:
     return value
 
 
+def kernel_cycles_type(text: str) -> tuple[str, int]:
+    """An argparse type: ``NAME=CYCLES``, a kernel's name and its measured cycles per call (an int >= 0)."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=CYCLES (a kernel's name and its cycles per call), got {text!r}")
+    try:
+        cycles = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{name.strip()}: cycles must be a whole number, got {value!r}") from None
+    if cycles < 0:
+        raise argparse.ArgumentTypeError(f"{name.strip()}: cycles must be >= 0, got {cycles}")
+    return name.strip(), cycles
+
+
 def positive_int(text: str) -> int:
     """An argparse type: an int of at least 1."""
     try:
