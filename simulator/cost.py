@@ -119,8 +119,9 @@ def extern_cycles(kernel: ExternKernel, args: tuple) -> int:
     c = kernel.cycles_for(args)
     if c is None:
         raise SimulationError(
-            f"extern kernel {kernel.name!r} declares no cycles; pass cycles= to tl.extern_kernel, "
-            f"or simulate with mode='functional'"
+            f"extern kernel {kernel.name!r} declares no cycles; pass cycles= to tl.extern_kernel or "
+            f"kernel_cycles={{{kernel.name!r}: ...}} to tl.simulate (tilelang simulate --kernel-cycles "
+            f"{kernel.name}=CYCLES), or simulate with mode='functional'"
         )
     if c < 0:
         raise SimulationError(f"extern kernel {kernel.name!r}: its cycles function returned {c}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import tilelang.devices
 import tilelang.plan  # noqa: F401
 from tilelang import backends, ir, library, passes
-from tilelang.api import emit_mlir, plan, route, simulate, tile_contraction
+from tilelang.api import emit_mlir, plan, read_mlir, route, simulate, tile_contraction
 from tilelang.devices import Device, device, devices
 from tilelang.errors import (
     DeadlockError,
@@ -69,6 +69,7 @@ __all__ = [
     "passes",
     "plan",
     "emit_mlir",
+    "read_mlir",
     "Exploration",
     "Space",
     "Trial",

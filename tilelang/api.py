@@ -1,4 +1,4 @@
-"""The top-level verbs of API.md: plan, route, tile_contraction, simulate, emit_mlir.
+"""The top-level verbs of API.md: plan, route, tile_contraction, simulate, emit_mlir (and read_mlir).
 
 Each forwards to the layer that owns it, imported on first use so that
 ``import tilelang`` stays light and the optional ``mlir`` extra is needed only
@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import os
+
     import numpy as np
 
     from tilelang.ir.design import Design
@@ -97,6 +99,29 @@ def simulate(plan: Plan | Design, mode: str = "timed", dispatch_overhead: bool =
         plan = _plan(plan)
     return _simulate(plan, mode=mode, dispatch_overhead=dispatch_overhead, trace=trace, kernel_cycles=kernel_cycles,
                      **arrays)
+
+
+def read_mlir(source: str | os.PathLike, kernels: dict | None = None, name: str | None = None) -> Design:
+    """The Design of an objectfifo-level mlir-aie module (IRON's output, or a hand-written design), to
+    plan and simulate (docs/mlir_backend.md, "Reading an mlir-aie module").
+
+    Args:
+        source: a ``.mlir`` path or the module's text (generic form, or custom assembly read through
+            mlir-aie's aie-opt).
+        kernels: ``tl.kernel`` / ``tl.extern_kernel`` objects by the module's function names, giving
+            numbers and cycles; the other functions are extern kernels without either (simulate them in
+            ``mode="timing"`` with ``kernel_cycles=``).
+        name: the design's name (default: the file's stem).
+
+    Returns:
+        The verified Design.
+
+    Raises:
+        DesignError: a construct the reader does not take, named; TileLangError: not an MLIR module.
+    """
+    from tilelang.backends.mlir.reader import read_mlir as _read
+
+    return _read(source, kernels, name)
 
 
 def emit_mlir(plan: Plan, as_module: bool = False, level: str = "objectfifo", pretty: bool = False):  # noqa: ANN201

@@ -45,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--inputs", help=".npz file with one array per input tensor (default: random, seeded)")
     s.add_argument("--seed", type=seed_type, default=0, help="seed of the random inputs (a non-negative int)")
     s.add_argument("--functional", action="store_true", help="compute outputs only, no timing")
+    s.add_argument("--timing", action="store_true",
+                   help="cycles and statistics only, no data (no inputs needed; kernels without numbers run too)")
     s.add_argument("--trace", help="write a Chrome/Perfetto trace (JSON) to this file")
     s.add_argument("--outputs", help="write the output arrays to this .npz file")
     s.add_argument("--all", action="store_true",
@@ -68,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     _design_args(r)
     r.add_argument("-o", "--output", default="report", help="directory for the PNGs and report.html")
     r.add_argument("--seed", type=seed_type, default=0, help="seed of the random inputs (a non-negative int)")
+    r.add_argument("--timing", action="store_true", help="simulate cycles only, no data (see simulate --timing)")
     _kernel_cycles_arg(r)
     explore_cli.add_parser(sub)
     optimize_cli.add_parser(sub)

@@ -164,13 +164,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise UsageError("--trace needs timing, which --functional skips: drop one of them")
     if args.kernel_cycles and args.functional:
         raise UsageError("--kernel-cycles sets timing, which --functional skips: drop one of them")
+    if args.timing and (args.functional or args.inputs or args.outputs or args.check):
+        raise UsageError("--timing moves no data: it takes none of --functional, --inputs, --outputs, --check")
     given = _given_cycles(args)
     target = load_target(args.design)
     design = target.design if isinstance(target, Plan) else target
-    arrays = read_inputs(args.inputs, design) if args.inputs else random_inputs(design, args.seed)
+    arrays = {} if args.timing else read_inputs(args.inputs, design) if args.inputs else random_inputs(design, args.seed)
     plan = _planned(args, target)
+    mode = "functional" if args.functional else "timing" if args.timing else "timed"
     with phase(f"simulating {design.name}"):
-        res = tl.simulate(plan, mode="functional" if args.functional else "timed", kernel_cycles=given, **arrays)
+        res = tl.simulate(plan, mode=mode, kernel_cycles=given, **arrays)
     checked = _check(design, arrays, res.outputs) if args.check else None
     if args.trace and not args.functional:
         res.trace.save(args.trace)
@@ -274,7 +277,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     plan = _planned(args, load_target(args.design))
     design = plan.design
     with phase(f"simulating {design.name}"):
-        res = tl.simulate(plan, kernel_cycles=given, **random_inputs(design, args.seed))
+        if args.timing:
+            res = tl.simulate(plan, mode="timing", kernel_cycles=given)
+        else:
+            res = tl.simulate(plan, kernel_cycles=given, **random_inputs(design, args.seed))
     paths = write_report(plan, res, args.output)
     if args.json:
         doc = {"design": design.name, "files": [str(p) for p in paths], "simulation": summarise(res)}

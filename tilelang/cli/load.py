@@ -48,7 +48,8 @@ def load_design(spec: str) -> Design:
         spec: ``path/to/file.py:name`` where ``name`` is a design (``@tl.design``)
             or a function of no arguments returning one; ``path/to/file.py``
             alone when the file defines exactly one design; or a ``.tl`` file
-            holding printed IR.
+            holding printed IR; or a ``.mlir`` file holding an objectfifo-level mlir-aie module
+            (``tl.read_mlir``: its kernels read as extern kernels without numbers or cycles).
 
     Raises:
         UsageError: no such file or name, or an ambiguous file.
@@ -58,9 +59,14 @@ def load_design(spec: str) -> Design:
     path = Path(path_text)
     if not path.is_file():
         raise UsageError(f"no such file: {path_text}")
-    if path.suffix not in (".py", ".tl"):
+    if path.suffix not in (".py", ".tl", ".mlir"):
         hint = " (a saved plan: this command takes the design, not its plan)" if path.suffix == ".json" else ""
-        raise UsageError(f"{path_text}: expected a design as file.py:NAME or a printed .tl file{hint}")
+        raise UsageError(f"{path_text}: expected a design as file.py:NAME, a printed .tl file or an objectfifo-level "
+                         f".mlir module{hint}")
+    if path.suffix == ".mlir":
+        from tilelang.api import read_mlir
+
+        return read_mlir(path)
     if path.suffix == ".tl":
         from tilelang.ir import parse
 

@@ -113,7 +113,8 @@ def run_extern(kernel: ExternKernel, values: list) -> None:
         KernelError: no reference, or a reference that returns a value (its result would be lost).
     """
     if kernel.reference is None:
-        raise KernelError(f"extern kernel {kernel.name!r} has no numpy reference; pass reference= to tl.extern_kernel")
+        raise KernelError(f"extern kernel {kernel.name!r} has no numpy reference; pass reference= to tl.extern_kernel "
+                          "(or kernels= to tl.read_mlir), or simulate with mode='timing' for cycles alone")
     args = [v if isinstance(v, np.ndarray) and v.ndim else v[()] if isinstance(v, np.ndarray) else v for v in values]
     result = kernel.reference(*args)
     if result is not None:
