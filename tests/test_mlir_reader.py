@@ -69,6 +69,47 @@ def test_irons_custom_assembly_endless_loop_and_dma_tasks() -> None:
     assert tl.ir.print(tl.read_mlir(generic, kernels={"scale": scale}, name="iron_vector_scalar_mul")) == tl.ir.print(d)
 
 
+#: A hand-written module in the shape of mlir-aie's npu-xrt tests: a function-level link_with, a loop bound of
+#: 2**32 - 1, dma_memcpy_nd with constant operands for its offsets, sizes and strides, the output's move first,
+#: and a runtime sequence argument no move uses.
+ADD_ONE = ROOT / "tests" / "data" / "add_one_memcpy_nd.mlir"
+
+
+def _inc(a: np.ndarray, b: np.ndarray, n: np.ndarray) -> None:
+    b[: int(n)] = a[: int(n)] + 1
+
+
+INC = tl.extern_kernel("inc", [tl.Tile[(16,), tl.i32], tl.Tile[(16,), tl.i32], tl.i32], reference=_inc, cycles=40)
+
+
+@needs_aie_opt
+def test_constant_operand_moves_an_output_move_first_and_an_unused_argument() -> None:
+    d = tl.read_mlir(ADD_ONE, kernels={"inc": INC})
+    assert [t.name for t in d.params] == ["arg0", "arg1", "arg2"]
+    assert (d.cores[0].body[0].start, d.cores[0].body[0].stop) == (0, 8)  # 128 values, 16 a trip
+    a = np.arange(1, 129, dtype=np.int32)
+    res = tl.simulate(tl.plan(d), arg0=a)
+    assert np.array_equal(res.outputs["arg2"], a + 1)
+    assert res.stats.cores["core_0_2"].busy == 8 * 40
+
+
+@needs_aie_opt
+def test_an_acquire_that_is_its_element_is_read_as_element_zero() -> None:
+    """Newer mlir-aie prints a one-element acquire as the element's memref (no subview.access)."""
+    import re
+
+    generic = vendor.run_tool(vendor.require_tools().aie_opt, ["--mlir-print-op-generic"], ADD_ONE.read_text(), "t")
+    accesses = dict(re.findall(r'(%\d+) = "aie.objectfifo.subview.access"\((%\d+)\)', generic))
+    assert len(accesses) == 2
+    text = re.sub(r'\s*%\d+ = "aie.objectfifo.subview.access".*', "", generic)
+    text = text.replace("() -> !aie.objectfifosubview<memref<16xi32>>", "() -> memref<16xi32>")
+    for elem, view in accesses.items():
+        text = re.sub(rf"{elem}\b", view, text)
+    d = tl.read_mlir(text, kernels={"inc": INC})
+    a = np.arange(1, 129, dtype=np.int32)
+    assert np.array_equal(tl.simulate(tl.plan(d), arg0=a).outputs["arg2"], a + 1)
+
+
 ROUND_TRIP = ["matmul/npu1/256^3 bf16->f32 64x64x64", "matmul/npu2/256^3 bf16->bf16 tiling=auto",
               "reduction/npu1/max 16384 i32", "softmax/npu2/64x1024 bf16", "conv2d/npu1/10x18x8->16 3x3 i16",
               "attention/npu2/8x512x64 bf16 4/1 heads split_kv 4"]
@@ -112,6 +153,14 @@ def test_what_is_not_read_is_named(edit, message) -> None:
     text = edit(_reference())
     assert text != _reference()
     with pytest.raises(DesignError, match=message):
+        tl.read_mlir(text)
+
+
+def test_a_forward_link_between_elements_of_different_sizes_is_refused() -> None:
+    text = _reference().replace('sym_name = "in1", elemNumber = 2 : i32, elemType = !aie.objectfifo<memref<1024xi32>>',
+                                'sym_name = "in1", elemNumber = 2 : i32, elemType = !aie.objectfifo<memref<512xi32>>')
+    assert text != _reference()
+    with pytest.raises(DesignError, match="a forward link of elements of different sizes"):
         tl.read_mlir(text)
 
 

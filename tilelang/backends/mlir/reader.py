@@ -306,7 +306,10 @@ class _Reader:
             if f not in self.fifos:
                 raise DesignError(f"{where}: no objectfifo @{f} declared before it")
         if len(ins) == 1 and len(outs) == 1:
-            out = self.fifos[outs[0]]
+            out, src = self.fifos[outs[0]], self.fifos[ins[0]]
+            if out.elem.numel != src.elem.numel:
+                raise DesignError(f"{where}: @{ins[0]} holds {src.elem.numel} values an element and @{outs[0]} "
+                                  f"{out.elem.numel}; a forward link of elements of different sizes is not read")
             pattern = None
             if out.to_stream:
                 sizes, strides = zip(*out.to_stream, strict=True)
@@ -409,11 +412,15 @@ class _Reader:
                     self._used.append(buf)
                 args.append(BufArg(buf.name))
                 writes.add(i)
-            elif kind == "aie.objectfifo.subview.access":
-                acquire = d.operands[0].owner
-                acquire = acquire.operation if hasattr(acquire, "operation") else acquire
+            elif kind in ("aie.objectfifo.subview.access", "aie.objectfifo.acquire"):
+                # (newer mlir-aie: an acquire of one element is the element's memref itself)
+                if kind == "aie.objectfifo.acquire":
+                    acquire, index = d, 0
+                else:
+                    acquire = d.operands[0].owner
+                    acquire, index = acquire.operation if hasattr(acquire, "operation") else acquire, _int(d, "index")
                 fifo = _symbol(acquire, "objFifo_name")
-                args.append(ElemArg(fifo, _int(d, "index")))
+                args.append(ElemArg(fifo, index))
                 if _int(acquire, "port") == 0:
                     writes.add(i)
             elif kind == "arith.constant":
@@ -440,14 +447,12 @@ class _Reader:
         for op in [o.operation for o in block.operations]:
             kind = op.name
             if kind == "aiex.npu.dma_memcpy_nd":
-                sizes = _ints(_attr(op, "static_sizes"))
-                strides = _ints(_attr(op, "static_strides"))
-                offsets = _ints(_attr(op, "static_offsets"))
-                if len(op.operands) != 1 or len(sizes) != 4:
-                    raise DesignError(f"{kind}: dynamic offsets, sizes or strides are not read")
+                offsets, sizes, strides = self._nd(op, kind)
                 strides[-1] = strides[-1] or 1
                 offset = sum(o * s for o, s in zip(offsets, strides, strict=True))
                 moves.append(self._move(_symbol(op, "metadata"), args, op.operands[0], offset, sizes, strides, kind))
+            elif kind == "arith.constant":
+                continue  # (a value the moves read)
             elif kind == "aiex.dma_configure_task_for":
                 fifo = _symbol(op, "alloc")
                 for bd in _ops(op):
@@ -467,6 +472,23 @@ class _Reader:
                 raise DesignError(f"{kind} in the runtime sequence is not read (host moves are: "
                                   "aiex.npu.dma_memcpy_nd, aiex.dma_configure_task_for)")
         return moves
+
+    def _nd(self, op: object, kind: str) -> tuple[list[int], list[int], list[int]]:
+        """The offsets, sizes and strides of a dma_memcpy_nd: static, or operands that are constants."""
+        groups = _ints(_attr(op, "operandSegmentSizes")) or [1, 0, 0, 0]
+        operands = list(op.operands)[groups[0]:]
+        out = []
+        for key, n in zip(("static_offsets", "static_sizes", "static_strides"), groups[1:], strict=True):
+            values = _ints(_attr(op, key))
+            dynamic = [i for i, v in enumerate(values) if v == -(2**63)]  # (MLIR's ShapedType::kDynamic)
+            if len(dynamic) != n:
+                raise DesignError(f"{kind}: {key} has {len(dynamic)} dynamic entries for {n} operands")
+            for i in dynamic:
+                values[i] = self._const(operands.pop(0), f"{kind} @{_symbol(op, 'metadata')}")
+            if len(values) != 4:
+                raise DesignError(f"{kind}: {key} has {len(values)} entries, not 4")
+            out.append(values)
+        return out[0], out[1], out[2]
 
     def _move(self, fifo: str, args: dict, value: object, offset: int, sizes: list[int], strides: list[int],
               kind: str) -> Dma:
