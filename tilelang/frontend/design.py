@@ -275,15 +275,26 @@ def split(src: FifoRef, dsts: Sequence[FifoRef], offsets: Sequence[int] | None =
     d.links.append(Link(_link_name(d, f"split_{src.name}", name, loc), LinkKind.SPLIT, (src.name,), tuple(x.name for x in dsts), offs, loc=loc))
 
 
-def join(srcs: Sequence[FifoRef], dst: FifoRef, offsets: Sequence[int] | None = None, name: str | None = None) -> None:
-    """Gather elements of ``srcs`` into each element of ``dst`` through a memtile (IRON's join)."""
+def join(srcs: Sequence[FifoRef], dst: FifoRef, offsets: Sequence[int] | None = None, name: str | None = None,
+         pattern: object = None) -> None:
+    """Gather elements of ``srcs`` into each element of ``dst`` through a memtile (IRON's join).
+
+    ``pattern`` (``tl.pattern`` or ``tl.tiles`` over one part) re-lays each part out as the memtile sends
+    the joined element on: the parts in order of offset, each walked by the pattern within itself (IRON's
+    ``dims_to_stream`` on a join's output, as mlir-aie lowers it: one BD per part with those dimensions).
+    The parts are then one size.
+    """
     d = _design()
     loc = user_location()
     if not isinstance(dst, FifoRef) or not srcs or not all(isinstance(x, FifoRef) for x in srcs):
         raise DesignError(located("tl.join([src_fifos], dst_fifo) takes fifos", loc))
     _once(srcs, "tl.join", loc)
     offs = _offsets(srcs, offsets, loc)
-    d.links.append(Link(_link_name(d, f"join_{dst.name}", name, loc), LinkKind.JOIN, tuple(x.name for x in srcs), (dst.name,), offs, loc=loc))
+    if pattern is not None and not isinstance(pattern, AccessPattern | Tiles):
+        raise DesignError(located(f"pattern must be tl.tiles(...) or tl.pattern(...), got {pattern!r}", loc))
+    pat = pattern.resolve(srcs[0].elem.shape) if isinstance(pattern, Tiles) else pattern
+    d.links.append(Link(_link_name(d, f"join_{dst.name}", name, loc), LinkKind.JOIN, tuple(x.name for x in srcs),
+                        (dst.name,), offs, pat, loc=loc))
 
 
 def design(fn: Callable | None = None, *, device: str | Device = "npu1"):

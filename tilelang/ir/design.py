@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numpy as np
+
 from tilelang.devices import Device
 from tilelang.errors import DesignError
 from tilelang.ir.dtypes import DType
@@ -392,7 +394,10 @@ class Link:
 
     forward: one fifo into another (optionally re-laid out by ``pattern``
     within an element); split: parts of each source element (at ``offsets``)
-    into each destination; join: the reverse.
+    into each destination; join: the reverse, each part optionally re-laid out
+    by ``pattern`` as the memtile sends the joined element on (the parts in
+    order of offset, each walked by the pattern within itself: mlir-aie's
+    ``dimensionsToStream`` on a join's output).
     """
 
     name: str
@@ -418,6 +423,12 @@ class Link:
     @property
     def fifos(self) -> tuple[str, ...]:
         return self.srcs + self.dsts
+
+    def join_indices(self, part_numel: int) -> np.ndarray:
+        """A join with a pattern: the joined element's values in the order the memtile sends them (each
+        part, by offset, walked by the pattern within itself)."""
+        idx = self.pattern.indices()  # type: ignore[union-attr]
+        return np.concatenate([off + idx for off in sorted(self.offsets)]).astype(idx.dtype)
 
 
 # -- the design --------------------------------------------------------------------

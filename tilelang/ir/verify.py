@@ -605,15 +605,18 @@ def _verify_link(design: Design, ln: Link, fifos: dict[str, Fifo]) -> None:
         if a.elem.numel != b.elem.numel:
             raise DesignError(f"{what}: {a.name!r} holds {a.elem.numel} elements per buffer, {b.name!r} {b.elem.numel}")
         if ln.pattern is not None:
-            p = ln.pattern
-            if p.numel != a.elem.numel or p.extent()[1] >= a.elem.numel:
-                raise DesignError(f"{what}: the pattern must walk exactly the {a.elem.numel} elements of one buffer")
-            mem = design.device.tiles("mem")[0]
-            _check_zero_strides(p, what)
-            if p.canonical().rank > design.device.dma_dims(mem):
-                raise DesignError(f"{what}: the pattern has more dimensions than a memtile DMA supports")
+            _check_relayout(design, what, ln.pattern, a.elem.numel)
         return
     whole = fifos[ln.srcs[0]] if ln.kind is LinkKind.SPLIT else fifos[ln.dsts[0]]
+    if ln.pattern is not None:
+        if ln.kind is LinkKind.SPLIT:
+            raise DesignError(f"{what}: a split takes no pattern (re-lay its parts out with a forward each)")
+        # mlir-aie applies a join's output layout to each part's transfer ("out of bounds access in join
+        # input ... in transfer of length <part>"): the parts are one size, and the pattern walks one part
+        sizes = {fifos[p].elem.numel for p in ln.srcs}
+        if len(sizes) != 1:
+            raise DesignError(f"{what}: a join that re-lays out its parts needs parts of one size, got {sorted(sizes)}")
+        _check_relayout(design, what, ln.pattern, sizes.pop())
     parts = ln.dsts if ln.kind is LinkKind.SPLIT else ln.srcs
     for part, off in zip(parts, ln.offsets, strict=True):
         n = fifos[part].elem.numel
@@ -623,6 +626,17 @@ def _verify_link(design: Design, ln: Link, fifos: dict[str, Fifo]) -> None:
                 f"{whole.elem.numel} elements"
             )
     _check_cover(what, ln, whole, [(off, off + fifos[p].elem.numel, p) for p, off in zip(parts, ln.offsets, strict=True)])
+
+
+def _check_relayout(design: Design, what: str, p: AccessPattern, numel: int) -> None:
+    """A memtile re-layout of one element of ``numel`` values: it walks each exactly once, in the dimensions a
+    memtile DMA has."""
+    if p.numel != numel or p.extent()[1] >= numel:
+        raise DesignError(f"{what}: the pattern must walk exactly the {numel} elements of one buffer")
+    mem = design.device.tiles("mem")[0]
+    _check_zero_strides(p, what)
+    if p.canonical().rank > design.device.dma_dims(mem):
+        raise DesignError(f"{what}: the pattern has more dimensions than a memtile DMA supports")
 
 
 def _check_cover(what: str, ln: Link, whole: Fifo, spans: list[tuple[int, int, str]]) -> None:

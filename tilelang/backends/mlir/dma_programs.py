@@ -107,6 +107,8 @@ def _program(dm: DeviceModule, res: Resources, fifo: str, end: FifoEnd, mm2s: bo
         walk = None
         if ln.kind is LinkKind.FORWARD and ln.pattern is not None and fifo != whole_fifo(ln):
             walk = walk_of(ln.pattern, with_repeat=False)
+        if ln.kind is LinkKind.JOIN and ln.pattern is not None and fifo == whole_fifo(ln):
+            walk = walk_of(ln.pattern, with_repeat=False)  # each part's BD walks its part (mlir-aie's join layout)
         for i, buf in enumerate(bs.buffers):
             for p, off in parts:
                 n = elem.numel if part is not None or ln.kind is LinkKind.FORWARD else dm.design.fifo(p).elem.numel

@@ -7,8 +7,8 @@ The module is read as MLIR's generic form (custom assembly is first printed gene
 - ``aie.device``: the device (mlir-aie's AIEDevice number, ``enums.AIE_DEVICE``);
 - ``aie.tile``: coordinates; ``aie.core`` on a tile: a core pinned there;
 - ``aie.objectfifo``: a fifo (name, element memref, depth); a shim end is a host end;
-- ``aie.objectfifo.link``: a memtile forward (with the output's ``dimensionsToStream`` as its
-  re-layout), split (``dst_offsets``) or join (``src_offsets``);
+- ``aie.objectfifo.link``: a memtile forward or join (``src_offsets``), the output's
+  ``dimensionsToStream`` its re-layout, or a split (``dst_offsets``);
 - ``func.func`` declarations: kernels. A kernel given in ``kernels`` by name is used as given (its
   signature must match); any other is an extern kernel with no numpy reference and no cycles, the
   parameters it writes those the calls pass from a fifo's produce side (so it runs in timing mode,
@@ -319,7 +319,13 @@ class _Reader:
         elif len(ins) == 1:
             self.links.append(Link(f"split_{ins[0]}", LinkKind.SPLIT, (ins[0],), tuple(outs), tuple(dst_off)))
         elif len(outs) == 1:
-            self.links.append(Link(f"join_{outs[0]}", LinkKind.JOIN, tuple(ins), (outs[0],), tuple(src_off)))
+            out = self.fifos[outs[0]]
+            pattern = None
+            if out.to_stream:  # the joined element re-laid out as the memtile sends it
+                sizes, strides = zip(*out.to_stream, strict=True)
+                pattern = AccessPattern(0, tuple(sizes), tuple(strides))
+                out.to_stream = []
+            self.links.append(Link(f"join_{outs[0]}", LinkKind.JOIN, tuple(ins), (outs[0],), tuple(src_off), pattern))
         else:
             raise DesignError(f"{where}: a link of several fifos into several is not a memtile link tilelang has")
 
@@ -523,8 +529,8 @@ class _Reader:
             forever[core.name] = loops
         for f in self.fifos.values():
             if f.to_stream:
-                raise DesignError(f"objectfifo @{f.name}: dimensionsToStream is read only on a memtile forward "
-                                  "link's output (other re-layouts are not)")
+                raise DesignError(f"objectfifo @{f.name}: dimensionsToStream is read only on the output of a memtile "
+                                  "forward or join (other re-layouts are not)")
         tensors = self._tensors()
         moves = self._moves(tensors)
         kernels = self._kernels({t: lw for t, _, lw in self.cores})

@@ -209,7 +209,8 @@ def _check_plio_ends(plan: Plan) -> None:
 
 
 def _stream_layouts(plan: Plan) -> dict[str, tuple[tuple[int, int], ...]]:
-    """``dimensionsToStream`` of each fifo a forward link re-lays out (its memtile MM2S reads with the pattern).
+    """``dimensionsToStream`` of each fifo a forward or join link re-lays out (its memtile MM2S reads with the
+    pattern).
 
     The dimensions are those the memtile's BD will walk: fitted to its fields
     as at the physical level (``bd.fit_walk``), so mlir-aie gets a layout its
@@ -222,13 +223,14 @@ def _stream_layouts(plan: Plan) -> dict[str, tuple[tuple[int, int], ...]]:
     out = {}
     device = plan.device
     for ln in plan.design.links:
-        if ln.kind is not LinkKind.FORWARD or ln.pattern is None:
+        if ln.kind is LinkKind.SPLIT or ln.pattern is None:
             continue
         walk = walk_of(ln.pattern, with_repeat=False)
+        kind = ln.kind.value
         if walk.offset or ln.pattern.repeat_count != 1:
-            raise PlanError(f"forward {ln.name!r}: a re-layout pattern with an offset or a repeat has no BD form")
+            raise PlanError(f"{kind} {ln.name!r}: a re-layout pattern with an offset or a repeat has no BD form")
         tile = plan.link_tiles[ln.name]
-        what = f"forward {ln.name!r} (dimensionsToStream of fifo {ln.dsts[0]!r}) on memtile {tile}"
+        what = f"{kind} {ln.name!r} (dimensionsToStream of fifo {ln.dsts[0]!r}) on memtile {tile}"
         elem_bytes = plan.design.fifo(ln.dsts[0]).elem.dtype.bytes
         walk = fit_walk(walk, elem_bytes, device.bd_field_bits(tile), device.dma_dims(tile), what, iteration=False)
         out[ln.dsts[0]] = walk.dims
