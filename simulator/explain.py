@@ -421,7 +421,8 @@ def _device_peak(plan: Plan, cycles: int) -> float | None:
 
 
 def _verdict(shares: list[Share], cycles: int, kernel_peak: float | None, path: str) -> str:
-    """What bounds the run: the largest group of shares, named by its busiest resource."""
+    """What bounds the run: the largest group of shares, named by its busiest resource; but a core in kernel
+    calls for less of the run than a resource it waits on is busy is bound by that resource."""
     groups: dict[str, list[Share]] = {}
     for s in shares:
         if s.cause in ("kernel compute", "bank conflicts"):
@@ -436,6 +437,15 @@ def _verdict(shares: list[Share], cycles: int, kernel_peak: float | None, path: 
             key = s.cause
         groups.setdefault(key, []).append(s)
     key, members = max(groups.items(), key=lambda kv: (sum(s.cycles for s in kv[1]), kv[0]))
+    if key == "compute":
+        # A core busy less of the run than the resource it waits on is not what bounds it: that resource,
+        # busier, is (a shim channel 99% busy feeding a core busy 57% of the run).
+        busy = sum(s.cycles for s in members) / max(1, cycles)
+        waits = [(s.utilisation, k) for k in ("input", "output") for s in groups.get(k, ())
+                 if s.resource and s.utilisation is not None and s.utilisation > busy]
+        if waits:
+            key = max(waits)[1]
+            members = groups[key]
     part = sum(s.cycles for s in members) / max(1, cycles)
     alone = "" if kernel_peak is None else f"; kernel alone {kernel_peak:.0%} of MAC peak"
     if key == "compute":

@@ -24,6 +24,8 @@ REFERENCE = ROOT.parent / "shared" / "reference"
 #: the host moves as DMA tasks (``aiex.dma_configure_task_for``), the input in four 1024-value rows.
 IRON = ROOT / "tests" / "data" / "iron_vector_scalar_mul.mlir"
 needs_aie_opt = pytest.mark.skipif(bool(vendor.missing_tools_reason()), reason=vendor.missing_tools_reason())
+#: The reference modules sit in ../shared beside a checkout (as CI has them).
+needs_reference = pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"no reference modules at {REFERENCE}")
 
 
 @tl.kernel
@@ -31,6 +33,7 @@ def scale(p0: tl.Tile[(1024,), tl.i32], p1: tl.Tile[(1024,), tl.i32], p2: tl.i32
     p1[...] = p0 * p2
 
 
+@needs_reference
 def test_the_reference_module_reads_into_a_design_that_equals_numpy() -> None:
     d = tl.read_mlir(REFERENCE / "vector_scalar_mul.objectfifo.mlir", kernels={"scale": scale})
     assert [t.name for t in d.params] == ["arg0", "arg1"] and d.device.name == "npu1"
@@ -40,6 +43,7 @@ def test_the_reference_module_reads_into_a_design_that_equals_numpy() -> None:
     assert np.array_equal(res.outputs["arg1"], a * 3)
 
 
+@needs_reference
 def test_kernels_not_given_are_extern_and_run_in_timing_mode_with_their_cycles() -> None:
     d = tl.read_mlir(REFERENCE / "vector_scalar_mul.objectfifo.mlir")
     (k,) = d.kernels
@@ -138,6 +142,7 @@ def _reference() -> str:
     return (REFERENCE / "vector_scalar_mul.objectfifo.mlir").read_text()
 
 
+@needs_reference
 @pytest.mark.parametrize(("edit", "message"), [
     (lambda t: t.replace('"func.call"(%a, %o, %f)', '"arith.addi"(%f, %f) : (i32, i32) -> i32\n        '
                                                     '"func.call"(%a, %o, %f)'), r"arith.addi in a core body"),
@@ -156,6 +161,7 @@ def test_what_is_not_read_is_named(edit, message) -> None:
         tl.read_mlir(text)
 
 
+@needs_reference
 def test_a_forward_link_between_elements_of_different_sizes_is_refused() -> None:
     text = _reference().replace('sym_name = "in1", elemNumber = 2 : i32, elemType = !aie.objectfifo<memref<1024xi32>>',
                                 'sym_name = "in1", elemNumber = 2 : i32, elemType = !aie.objectfifo<memref<512xi32>>')
@@ -164,6 +170,7 @@ def test_a_forward_link_between_elements_of_different_sizes_is_refused() -> None
         tl.read_mlir(text)
 
 
+@needs_reference
 def test_an_endless_loop_with_no_data_to_count_is_refused() -> None:
     text = _reference().replace('<{value = 4 : index}>', '<{value = 9223372036854775807 : index}>')
     text = text[: text.index('"aie.runtime_sequence"')] + '"aie.end"() : () -> ()\n  }) {device = 4 : i32} : () -> ()\n}) : () -> ()\n'
@@ -171,6 +178,7 @@ def test_an_endless_loop_with_no_data_to_count_is_refused() -> None:
         tl.read_mlir(text)
 
 
+@needs_reference
 def test_physical_modules_kernels_and_text_errors_are_named() -> None:
     with pytest.raises(DesignError, match="objectfifo-level modules"):
         tl.read_mlir(REFERENCE / "vector_scalar_mul.physical.mlir")
@@ -188,6 +196,7 @@ def test_physical_modules_kernels_and_text_errors_are_named() -> None:
         tl.read_mlir("/no/such/file.mlir")
 
 
+@needs_reference
 def test_the_command_line_reads_modules(capsys, tmp_path) -> None:
     spec = str(REFERENCE / "vector_scalar_mul.objectfifo.mlir")
     assert cli(["simulate", spec, "--timing", "--json", "--kernel-cycles", "scale=1000"]) == 0
