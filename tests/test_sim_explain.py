@@ -212,3 +212,27 @@ def test_a_wait_on_a_core_fed_fifo_names_the_busiest_resource_behind_the_cores_u
     assert fill.resource == kt_channel
     split = tl.simulate(tl.library.attention(8, 2048, 64, block_q=8, split_kv=2), mode="timing").explain()
     assert split.path.startswith("core combine") and "the first input through shim" in split.verdict
+
+
+def test_a_core_waiting_on_a_busier_shim_channel_is_input_stream_bound():
+    """A core in kernel calls for 60% of the run, waiting the rest on a shim channel busy all the run: its
+    largest share is compute, but the channel bounds it (given cycles set the calls' length)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    import designs
+
+    plan = tl.plan(designs.vector_scalar_mul(65536, 1024), strategy="greedy")
+    a = np.zeros(65536, np.int32)
+    fast = tl.simulate(plan, mode="timing", kernel_cycles={"scale": 1})
+    shim = max((c for c in fast.stats.channels if c.startswith("shim") and "mm2s" in c),
+               key=lambda c: fast.stats.channels[c].busy)
+    period = fast.stats.channels[shim].busy // 64  # the shim's cycles per 1024-value element
+    res = tl.simulate(plan, kernel_cycles={"scale": int(0.6 * period)}, A=a)
+    ex = res.explain()
+    compute = sum(s.cycles for s in ex.shares if s.cause == "kernel compute")
+    waits = sum(s.cycles for s in ex.shares if s.cause.endswith("(input)"))
+    assert compute > waits  # the largest share is the core's own calls ...
+    assert res.stats.channels[shim].busy / res.cycles > compute / res.cycles  # ... yet the shim is busier
+    assert ex.verdict.startswith(f"input-stream bound: {shim} at"), ex.verdict
