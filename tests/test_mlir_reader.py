@@ -179,6 +179,17 @@ def test_an_endless_loop_with_no_data_to_count_is_refused() -> None:
 
 
 @needs_reference
+def test_a_module_mlirs_parser_aborts_on_is_an_error_not_the_end_of_the_process() -> None:
+    """An scf.for whose body lacks its induction variable fails an assertion in MLIR's C++ verifier; the
+    module is parsed in a child first, so this process lives on and says so."""
+    text = _reference().replace("      ^bb0(%iv: index):\n", "")
+    assert text != _reference()
+    with pytest.raises(TileLangError, match="MLIR's parser aborted on it"):
+        tl.read_mlir(text)
+    assert tl.read_mlir(_reference()).cores  # and reads the next module
+
+
+@needs_reference
 def test_physical_modules_kernels_and_text_errors_are_named() -> None:
     with pytest.raises(DesignError, match="objectfifo-level modules"):
         tl.read_mlir(REFERENCE / "vector_scalar_mul.physical.mlir")

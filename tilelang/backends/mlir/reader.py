@@ -31,6 +31,9 @@ placed by the planner, not at the module's tiles.
 
 from __future__ import annotations
 
+import faulthandler
+import gc
+import multiprocessing
 import os
 import re
 from collections.abc import Mapping
@@ -68,6 +71,8 @@ from tilelang.ir.kernel import AnyKernel, ExternKernel, Param
 from tilelang.ir.pattern import AccessPattern
 from tilelang.ir.types import TensorType, TileType
 
+#: Safety net of the child that parses a module first (:func:`_parses`): a module parses in milliseconds.
+PARSE_SECONDS = 60.0
 #: A loop at least this long runs "forever" (IRON's ``range_(sys.maxsize)``, older designs' 2**32 - 1):
 #: its trip count comes from the data moved.
 FOREVER = 2**31 - 1
@@ -129,13 +134,71 @@ def _generic(text: str) -> str:
 
 
 def _parse(text: str) -> object:
+    """The module, parsed by the upstream bindings (first in a child process: see :func:`_parses`)."""
+    text = text.replace('"func.call"(', f'"{_CALL}"(')
+    _parses(text)
     ir = mlir().ir
     ctx = ir.Context()
     ctx.allow_unregistered_dialects = True
     try:
-        return ir.Module.parse(text.replace('"func.call"(', f'"{_CALL}"('), ctx)
+        return ir.Module.parse(text, ctx)
     except Exception as e:  # noqa: BLE001 - the bindings' MLIRError: the parser's diagnostics
         raise TileLangError(f"not an MLIR module: {str(e).splitlines()[0] if str(e) else e}") from None
+
+
+def _parses(text: str) -> None:
+    """Parse ``text`` in a forked child first. Some malformed modules fail an assertion inside MLIR's C++
+    (an ``scf.for`` whose body block lacks its induction variable aborts in the op's verifier), which would
+    end this process; in a child the abort is an error with a message.
+
+    Raises:
+        TileLangError: the child reported a parse error, aborted, or did not finish in ``PARSE_SECONDS``.
+    """
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+
+    def child() -> None:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)  # (an abort's own message, and a fault handler's dump: the parent says what happened)
+        faulthandler.disable()
+        try:
+            ir = mlir().ir
+            c = ir.Context()
+            c.allow_unregistered_dialects = True
+            ir.Module.parse(text, c)
+            send.send("")
+        except Exception as e:  # noqa: BLE001 - any parse failure goes back to the parent as its message
+            send.send(str(e).splitlines()[0] if str(e) else type(e).__name__)
+        os._exit(0)  # (no finaliser of an inherited object may run in the child)
+
+    proc = ctx.Process(target=child, daemon=True)
+    me = multiprocessing.current_process()
+    daemonic = me.daemon  # (a pool worker may not start children; this one always ends before we return)
+    gc.freeze()
+    try:
+        if daemonic:
+            me.daemon = False
+        proc.start()
+    finally:
+        if daemonic:
+            me.daemon = True
+        gc.unfreeze()
+    send.close()
+    try:
+        if not recv.poll(PARSE_SECONDS):
+            raise TileLangError(f"parsing the module did not finish in {PARSE_SECONDS} s")
+        message = recv.recv()
+    except EOFError:
+        proc.join()
+        raise TileLangError(f"not an MLIR module: MLIR's parser aborted on it (exit status {proc.exitcode}); "
+                            "mlir-aie's aie-opt names what is malformed") from None
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        recv.close()
+    if message:
+        raise TileLangError(f"not an MLIR module: {message}")
 
 
 def _ops(region_holder: object, index: int = 0) -> list:
@@ -152,7 +215,14 @@ def _int(op: object, key: str) -> int:
     a = _attr(op, key)
     if a is None:
         raise DesignError(f"{op.name}: no attribute {key!r}")
-    return int(str(a).split(":")[0].strip())
+    return _whole(str(a).split(":")[0], f"{op.name} {key}")
+
+
+def _whole(text: str, what: str) -> int:
+    try:
+        return int(text.strip(), 0)
+    except ValueError:
+        raise DesignError(f"{what}: expected an integer, got {text.strip()!r}") from None
 
 
 def _symbol(op: object, key: str) -> str:
@@ -331,6 +401,8 @@ class _Reader:
 
     def _decl(self, op: object) -> None:
         name = _symbol(op, "sym_name")
+        if _attr(op, "function_type") is None:
+            raise DesignError(f"func.func @{name}: no function_type")
         ftype = mlir().ir.FunctionType(op.attributes["function_type"].value)
         params: list[Param] = []
         for i, t in enumerate(ftype.inputs):
@@ -395,7 +467,7 @@ class _Reader:
         op = owner.operation if hasattr(owner, "operation") else owner
         if getattr(op, "name", "") != "arith.constant":
             raise DesignError(f"{where}: a loop bound that is not a constant is not read")
-        return int(str(op.attributes["value"]).split(":")[0].strip())
+        return _whole(str(op.attributes["value"]).split(":")[0], f"{where}: a loop bound")
 
     def _call(self, op: object, where: str) -> object:
         from tilelang.ir.design import Call
@@ -433,7 +505,10 @@ class _Reader:
                 text = str(d.attributes["value"])
                 value, _, typ = text.partition(":")
                 dt = _dtype(typ.strip(), f"{where}: constant argument {i} of @{callee}")
-                args.append(ConstArg(float(value) if dt.is_float else int(value), dt))
+                try:
+                    args.append(ConstArg(float(value) if dt.is_float else int(value.strip(), 0), dt))
+                except ValueError:
+                    raise DesignError(f"{where}: constant argument {i} of @{callee} is {text}") from None
             elif kind == "arith.index_cast" and self._ivs.get(d.operands[0]) is not None:
                 dt = _dtype(str(d.results[0].type), f"{where}: argument {i} of @{callee}")
                 args.append(LoopVarArg(self._ivs[d.operands[0]], dt))
