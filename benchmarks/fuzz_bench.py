@@ -1,6 +1,7 @@
 """Fuzzing at length: counts by outcome over mutated IR text and generated designs.
 
-Run: ``.venv/bin/python benchmarks/fuzz_bench.py [--mutants 5000] [--designs 300] [--seed 0] [--timeout 60]``
+Run: ``.venv/bin/python benchmarks/fuzz_bench.py [--mutants 5000] [--designs 300] [--modules 300] [--seed 0]
+[--timeout 60]``
 
 Mutants: the printed text of every zoo design (tests/mlir/zoo.py, at small sizes, on each device it
 supports) and of the design of every script in examples/ (``--small``), or of their greedy plans for
@@ -8,7 +9,10 @@ supports) and of the design of every script in examples/ (``--small``), or of th
 huge values; names swapped or replaced; lines dropped or duplicated), then parsed, planned (greedy;
 a parsed plan as it is), simulated in both modes and emitted at both MLIR levels. Generated designs: random pipelines
 (tests/fuzz_support.py) planned with two sets of fifo depths and a pinned placement, each simulated
-in both modes and compared with numpy.
+in both modes and compared with numpy. Modules: mlir-aie modules with the same random edits, read by
+``tl.read_mlir`` (the objectfifo-level modules tilelang emits for the example scripts' designs, given their
+kernels, and the hand-written modules of tests/data, custom assembly through aie-opt where it is found),
+planned (greedy) and simulated in timing mode (extern kernels given 100 cycles a call).
 
 Each case runs in a forked child killed after ``--timeout`` seconds, so a hang is counted, not
 waited on. Outcomes: ``ok``; a tilelang error by class; ``hang``; ``raw`` (any other exception,
@@ -86,6 +90,49 @@ def run_mutants(n: int, seed: int, timeout: float, plan_share: float, which: str
     return counts, examples
 
 
+def module_sources() -> list[tuple[str, str, dict]]:
+    """(label, module text, kernels by name) of the example scripts' designs as emitted (objectfifo level) and
+    of the hand-written modules in tests/data."""
+    out = []
+    for stem, d in example_designs().items():
+        try:
+            out.append((f"examples/{stem} module", tl.emit_mlir(tl.plan(d, strategy="greedy")),
+                        {k.name: k for k in d.kernels}))
+        except tl.TileLangError as e:
+            print(f"(no module for {stem}: {type(e).__name__})", file=sys.stderr)
+    for path in sorted((ROOT / "tests" / "data").glob("*.mlir")):
+        out.append((f"tests/data/{path.name}", path.read_text(), {}))
+    return out
+
+
+def through_reader(text: str, kernels: dict) -> str:
+    """Read ``text`` with ``tl.read_mlir``, plan it (greedy) and simulate it in timing mode."""
+    from tilelang.ir.kernel import ExternKernel
+
+    design = tl.read_mlir(text, kernels=kernels)
+    plan = tl.plan(design, strategy="greedy", time_limit=10)
+    given = {k.name: 100 for k in design.kernels if isinstance(k, ExternKernel) and k.cycles is None}
+    tl.simulate(plan, mode="timing", kernel_cycles=given)
+    return "ok"
+
+
+def run_modules(n: int, seed: int, timeout: float) -> tuple[Counter, dict]:
+    rng = random.Random(seed)
+    found = module_sources() if n > 0 else []
+    counts: Counter = Counter()
+    examples: dict[str, list] = {}
+    for _ in range(n):
+        label, text, kernels = rng.choice(found)
+        mutant = mutate(text, rng)
+        result = bounded(through_reader, (mutant, kernels), timeout)
+        key = classify(result)
+        counts[key] += 1
+        if key.split(" ")[0] in BAD:
+            examples.setdefault(key, []).append((label, result, mutant))
+        progress("modules", counts)
+    return counts, examples
+
+
 def progress(what: str, counts: Counter, every: int = 250) -> None:
     """A running tally on stderr every ``every`` cases, so a cut-short run still says where it got."""
     done = sum(counts.values())
@@ -152,6 +199,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mutants", type=int, default=5000)
     ap.add_argument("--designs", type=int, default=300)
+    ap.add_argument("--modules", type=int, default=300, help="mutated mlir-aie modules read by tl.read_mlir")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per case before it counts as a hang")
     ap.add_argument("--plan-share", type=float, default=0.25, help="share of mutants made from printed plans")
@@ -161,16 +209,21 @@ def main() -> int:
     ap.add_argument("--text", action="store_true", help="also print the mutated text of each listed case")
     args = ap.parse_args()
 
-    print(f"fuzz_bench: {args.mutants} mutants ({args.sources}), {args.designs} generated designs, seed {args.seed}, "
-          f"{args.timeout:g} s per case")
+    print(f"fuzz_bench: {args.mutants} mutants ({args.sources}), {args.designs} generated designs, {args.modules} "
+          f"modules, seed {args.seed}, {args.timeout:g} s per case")
     t0 = time.perf_counter()
     m_counts, m_examples = run_mutants(args.mutants, args.seed, args.timeout, args.plan_share, args.sources)
     table(f"mutated IR text ({args.sources}: designs and plans)", m_counts, args.mutants, time.perf_counter() - t0)
     t1 = time.perf_counter()
     d_counts, d_examples = run_designs(args.designs, args.seed, args.timeout)
     table("generated designs (3 variants each vs numpy)", d_counts, args.designs, time.perf_counter() - t1)
-    show({**m_examples, **{f"design {k}": v for k, v in d_examples.items()}}, args.examples)
-    bad = sum(c for k, c in (m_counts + d_counts).items() if k.split(" ")[0] in BAD)
+    t2 = time.perf_counter()
+    r_counts, r_examples = run_modules(args.modules, args.seed, args.timeout)
+    table("mutated mlir-aie modules (tl.read_mlir, planned, timing mode)", r_counts, args.modules,
+          time.perf_counter() - t2)
+    show({**m_examples, **{f"design {k}": v for k, v in d_examples.items()},
+          **{f"module {k}": v for k, v in r_examples.items()}}, args.examples)
+    bad = sum(c for k, c in (m_counts + d_counts + r_counts).items() if k.split(" ")[0] in BAD)
     return 1 if bad else 0
 
 

@@ -17,8 +17,8 @@ runs while some are still being written):
 - ``cascade_gemm_bench.py``: AIE1 GEMMs over cascade chains (up to 64 cores) against the plain whole-array one.
 - ``vendor_bench.py``: each library design through mlir-aie's own flow at both levels (mlir-aie's buffers and
   routes against tilelang's);
-- ``fuzz_bench.py``: counts by outcome over mutated IR text and generated designs (hangs, raw exceptions,
-  mode-dependent outputs, accepted invalid plans);
+- ``fuzz_bench.py``: counts by outcome over mutated IR text, generated designs and mutated mlir-aie modules
+  read by ``tl.read_mlir`` (hangs, raw exceptions, mode-dependent outputs, accepted invalid plans);
 - ``tenancy_bench.py``: co-location on column partitions, serving policies, horizontal fusion;
 - ``passes_bench.py``: the passes of ``tl.passes`` (packing, scheduling, double buffering, redundant transfers).
 - ``plio_bench.py``: AIE1 host moves by NoC shim DMA against PLIO streams (docs/plio.md).
