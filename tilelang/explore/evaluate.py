@@ -11,6 +11,7 @@ its point recorded as a timeout.
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import os
 import signal
@@ -195,7 +196,14 @@ def _run(ctx: Any, tasks: Sequence[Task], workers: int, time_limit: float | None
         while nxt < len(tasks) and len(running) < workers:
             recv, send = ctx.Pipe(duplex=False)
             proc = ctx.Process(target=_child, args=(send, tasks[nxt], job), daemon=False)
-            proc.start()
+            # The child must never finalise what it inherits: an MLIR context of this process's (an emitted or
+            # read module) joins worker threads the child does not have, and would wait forever (as in
+            # tilelang/plan/solve.py).
+            gc.freeze()
+            try:
+                proc.start()
+            finally:
+                gc.unfreeze()
             running[recv] = (nxt, proc, time.monotonic())
             send.close()
             nxt += 1
