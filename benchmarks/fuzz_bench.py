@@ -34,7 +34,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fuzz_support import bounded, check_design, example_designs, mutate, specs, through_pipeline  # noqa: E402
+from fuzz_support import (  # noqa: E402
+    bounded,
+    check_design,
+    example_designs,
+    module_sources,
+    mutate,
+    specs,
+    through_pipeline,
+    through_reader,
+)
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from zoo_support import CASES, zoo  # noqa: E402
@@ -88,32 +97,6 @@ def run_mutants(n: int, seed: int, timeout: float, plan_share: float, which: str
             examples.setdefault(key, []).append((label, result, mutant))
         progress("mutants", counts)
     return counts, examples
-
-
-def module_sources() -> list[tuple[str, str, dict]]:
-    """(label, module text, kernels by name) of the example scripts' designs as emitted (objectfifo level) and
-    of the hand-written modules in tests/data."""
-    out = []
-    for stem, d in example_designs().items():
-        try:
-            out.append((f"examples/{stem} module", tl.emit_mlir(tl.plan(d, strategy="greedy")),
-                        {k.name: k for k in d.kernels}))
-        except tl.TileLangError as e:
-            print(f"(no module for {stem}: {type(e).__name__})", file=sys.stderr)
-    for path in sorted((ROOT / "tests" / "data").glob("*.mlir")):
-        out.append((f"tests/data/{path.name}", path.read_text(), {}))
-    return out
-
-
-def through_reader(text: str, kernels: dict) -> str:
-    """Read ``text`` with ``tl.read_mlir``, plan it (greedy) and simulate it in timing mode."""
-    from tilelang.ir.kernel import ExternKernel
-
-    design = tl.read_mlir(text, kernels=kernels)
-    plan = tl.plan(design, strategy="greedy", time_limit=10)
-    given = {k.name: 100 for k in design.kernels if isinstance(k, ExternKernel) and k.cycles is None}
-    tl.simulate(plan, mode="timing", kernel_cycles=given)
-    return "ok"
 
 
 def run_modules(n: int, seed: int, timeout: float) -> tuple[Counter, dict]:

@@ -13,14 +13,17 @@ third core adds or a memtile joins), and host moves write the result into ``C`` 
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import multiprocessing
 import os
 import random
 import re
 import signal
+import sys
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from hypothesis import strategies as st
@@ -437,7 +440,13 @@ def bounded(fn, args: tuple, timeout: float) -> tuple:  # noqa: ANN001
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(send, fn, args), daemon=True)
-    proc.start()
+    # The child must never finalise what it inherits: an MLIR context of the parent's (an emitted module)
+    # joins worker threads the child does not have, and waits forever (tilelang/plan/solve.py does the same).
+    gc.freeze()
+    try:
+        proc.start()
+    finally:
+        gc.unfreeze()
     send.close()
     try:
         if recv.poll(timeout):
@@ -651,3 +660,30 @@ def example_designs() -> dict[str, object]:
         finally:
             harness.run = real
     return found
+
+
+def module_sources() -> list[tuple[str, str, dict]]:
+    """(label, module text, kernels by name) of the example scripts' designs as emitted (objectfifo level) and
+    of the hand-written modules in tests/data."""
+    out = []
+    root = Path(__file__).resolve().parent.parent
+    for stem, d in example_designs().items():
+        try:
+            out.append((f"examples/{stem} module", tl.emit_mlir(tl.plan(d, strategy="greedy")),
+                        {k.name: k for k in d.kernels}))
+        except tl.TileLangError as e:
+            print(f"(no module for {stem}: {type(e).__name__})", file=sys.stderr)
+    for path in sorted((root / "tests" / "data").glob("*.mlir")):
+        out.append((f"tests/data/{path.name}", path.read_text(), {}))
+    return out
+
+
+def through_reader(text: str, kernels: dict) -> str:
+    """Read ``text`` with ``tl.read_mlir``, plan it (greedy) and simulate it in timing mode."""
+    from tilelang.ir.kernel import ExternKernel
+
+    design = tl.read_mlir(text, kernels=kernels)
+    plan = tl.plan(design, strategy="greedy", time_limit=10)
+    given = {k.name: 100 for k in design.kernels if isinstance(k, ExternKernel) and k.cycles is None}
+    tl.simulate(plan, mode="timing", kernel_cycles=given)
+    return "ok"

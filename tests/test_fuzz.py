@@ -14,7 +14,16 @@ from pathlib import Path
 import fuzz_support
 import numpy as np
 import pytest
-from fuzz_support import bounded, check_design, example_designs, mutate, specs, through_pipeline
+from fuzz_support import (
+    bounded,
+    check_design,
+    example_designs,
+    module_sources,
+    mutate,
+    specs,
+    through_pipeline,
+    through_reader,
+)
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 from hypothesis_support import quick_and_slow
@@ -148,3 +157,19 @@ def test_mutated_ir_text_ends_in_success_or_a_tilelang_error(case, plan, seed):
     assert outcome[0] in ("ok", "error"), f"{outcome[0]} on a mutant of {case}:\n{outcome[-1]}\n--- text ---\n{text}"
     if outcome[0] == "ok":
         assert outcome[1] == "ok", f"{outcome[1]} on a mutant of {case}:\n{text}"
+
+
+@cache
+def _modules() -> list:
+    return module_sources()
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**32 - 1))
+def test_mutated_mlir_modules_end_in_success_or_a_tilelang_error(seed):
+    """Emitted and hand-written mlir-aie modules, edited at random, read by tl.read_mlir, planned and simulated."""
+    rng = random.Random(seed)
+    label, text, kernels = rng.choice(_modules())
+    mutant = mutate(text, rng)
+    outcome = bounded(through_reader, (mutant, kernels), CASE_SECONDS)
+    assert outcome[0] in ("ok", "error"), f"{outcome[0]} on a mutant of {label}:\n{outcome[-1]}\n--- text ---\n{mutant}"

@@ -31,11 +31,10 @@ placed by the planner, not at the module's tiles.
 
 from __future__ import annotations
 
-import faulthandler
-import gc
-import multiprocessing
 import os
 import re
+import subprocess
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,6 +138,7 @@ def _parse(text: str) -> object:
     _parses(text)
     ir = mlir().ir
     ctx = ir.Context()
+    ctx.enable_multithreading(False)  # (no worker threads for a later fork to lose: the planner forks its solves)
     ctx.allow_unregistered_dialects = True
     try:
         return ir.Module.parse(text, ctx)
@@ -147,58 +147,41 @@ def _parse(text: str) -> object:
 
 
 def _parses(text: str) -> None:
-    """Parse ``text`` in a forked child first. Some malformed modules fail an assertion inside MLIR's C++
-    (an ``scf.for`` whose body block lacks its induction variable aborts in the op's verifier), which would
-    end this process; in a child the abort is an error with a message.
+    """Parse ``text`` in a child interpreter first. Some malformed modules fail an assertion inside MLIR's
+    C++ (an ``scf.for`` whose body block lacks its induction variable aborts in the op's verifier), which
+    would end this process; in a child the abort is an error with a message. (A fresh interpreter, not a
+    fork: a forked child of a process whose MLIR worker threads are gone can wait on them forever.)
 
     Raises:
         TileLangError: the child reported a parse error, aborted, or did not finish in ``PARSE_SECONDS``.
     """
-    ctx = multiprocessing.get_context("fork")
-    recv, send = ctx.Pipe(duplex=False)
-
-    def child() -> None:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 2)  # (an abort's own message, and a fault handler's dump: the parent says what happened)
-        faulthandler.disable()
-        try:
-            ir = mlir().ir
-            c = ir.Context()
-            c.allow_unregistered_dialects = True
-            ir.Module.parse(text, c)
-            send.send("")
-        except Exception as e:  # noqa: BLE001 - any parse failure goes back to the parent as its message
-            send.send(str(e).splitlines()[0] if str(e) else type(e).__name__)
-        os._exit(0)  # (no finaliser of an inherited object may run in the child)
-
-    proc = ctx.Process(target=child, daemon=True)
-    me = multiprocessing.current_process()
-    daemonic = me.daemon  # (a pool worker may not start children; this one always ends before we return)
-    gc.freeze()
     try:
-        if daemonic:
-            me.daemon = False
-        proc.start()
-    finally:
-        if daemonic:
-            me.daemon = True
-        gc.unfreeze()
-    send.close()
-    try:
-        if not recv.poll(PARSE_SECONDS):
-            raise TileLangError(f"parsing the module did not finish in {PARSE_SECONDS} s")
-        message = recv.recv()
-    except EOFError:
-        proc.join()
-        raise TileLangError(f"not an MLIR module: MLIR's parser aborted on it (exit status {proc.exitcode}); "
-                            "mlir-aie's aie-opt names what is malformed") from None
-    finally:
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
-        recv.close()
-    if message:
-        raise TileLangError(f"not an MLIR module: {message}")
+        proc = subprocess.run([sys.executable, "-c", _PARSE_CHILD], input=text, capture_output=True, text=True,
+                              timeout=PARSE_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise TileLangError(f"parsing the module did not finish in {PARSE_SECONDS:g} s") from None
+    if proc.returncode == 0:
+        return
+    if proc.returncode == _PARSE_FAILED:
+        raise TileLangError(f"not an MLIR module: {proc.stdout.strip()}")
+    raise TileLangError(f"not an MLIR module: MLIR's parser aborted on it (exit status {proc.returncode}); "
+                        "mlir-aie's aie-opt names what is malformed")
+
+
+#: The child's exit status for a module that does not parse (its first diagnostic line on stdout).
+_PARSE_FAILED = 3
+_PARSE_CHILD = f"""
+import sys
+from mlir import ir
+c = ir.Context()
+c.enable_multithreading(False)
+c.allow_unregistered_dialects = True
+try:
+    ir.Module.parse(sys.stdin.read(), c)
+except Exception as e:
+    print(str(e).splitlines()[0] if str(e) else type(e).__name__)
+    sys.exit({_PARSE_FAILED})
+"""
 
 
 def _ops(region_holder: object, index: int = 0) -> list:
