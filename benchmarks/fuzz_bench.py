@@ -85,34 +85,39 @@ def classify(result: tuple) -> str:
 def run_mutants(n: int, seed: int, timeout: float, plan_share: float, which: str = "all") -> tuple[Counter, dict]:
     rng = random.Random(seed)
     designs, plans = sources(which) if n > 0 else ([], [])
-    counts: Counter = Counter()
-    examples: dict[str, list] = {}
-    for _ in range(n):
+
+    def draw() -> tuple[str, str, tuple]:
         label, text = rng.choice(plans if rng.random() < plan_share else designs)
         mutant = mutate(text, rng)
-        result = bounded(through_pipeline, (mutant,), timeout)
-        key = classify(result)
-        counts[key] += 1
-        if key.split(" ")[0] in BAD:
-            examples.setdefault(key, []).append((label, result, mutant))
-        progress("mutants", counts)
-    return counts, examples
+        return label, mutant, (mutant,)
+
+    return _mutated(n, timeout, draw, through_pipeline, "mutants")
 
 
 def run_modules(n: int, seed: int, timeout: float) -> tuple[Counter, dict]:
     rng = random.Random(seed)
     found = module_sources() if n > 0 else []
+
+    def draw() -> tuple[str, str, tuple]:
+        label, text, kernels = rng.choice(found)
+        mutant = mutate(text, rng)
+        return label, mutant, (mutant, kernels)
+
+    return _mutated(n, timeout, draw, through_reader, "modules")
+
+
+def _mutated(n: int, timeout: float, draw, fn, what: str) -> tuple[Counter, dict]:  # noqa: ANN001 - callables
+    """Counts by outcome of ``n`` cases ``draw()`` makes ((label, mutant, args of ``fn``)), each run bounded."""
     counts: Counter = Counter()
     examples: dict[str, list] = {}
     for _ in range(n):
-        label, text, kernels = rng.choice(found)
-        mutant = mutate(text, rng)
-        result = bounded(through_reader, (mutant, kernels), timeout)
+        label, mutant, args = draw()
+        result = bounded(fn, args, timeout)
         key = classify(result)
         counts[key] += 1
         if key.split(" ")[0] in BAD:
             examples.setdefault(key, []).append((label, result, mutant))
-        progress("modules", counts)
+        progress(what, counts)
     return counts, examples
 
 

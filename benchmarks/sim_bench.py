@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import simulator  # noqa: E402
 import tilelang as tl  # noqa: E402
-from tilelang.ir.design import Design  # noqa: E402
+from tilelang.ir.design import Design, call_counts  # noqa: E402
 from tilelang.ir.plan import Plan  # noqa: E402
 from tilelang.plan import plan as make_plan  # noqa: E402
 
@@ -148,7 +148,7 @@ def data_path_seconds(d: Design, res: simulator.SimResult, repeat: int = 5) -> f
 
     calls: dict[str, int] = {}
     for core in d.cores:  # (each core's calls of each kernel: its statistics count all its calls together)
-        per = _calls_per_kernel(core.body)
+        per = call_counts(core.body)
         for k, n in per.items():
             calls[k] = calls.get(k, 0) + n
     assert sum(calls.values()) == sum(c.calls for c in res.stats.cores.values()), "call count mismatch"
@@ -165,20 +165,6 @@ def data_path_seconds(d: Design, res: simulator.SimResult, repeat: int = 5) -> f
             best_s = min(best_s, (time.process_time() - c0) / 100)
         total += best_s * n
     return total
-
-
-def _calls_per_kernel(body: tuple, times: int = 1) -> dict[str, int]:
-    from tilelang.ir.design import Call, Loop
-
-    out: dict[str, int] = {}
-    for s in body:
-        if isinstance(s, Call):
-            out[s.kernel] = out.get(s.kernel, 0) + times
-        elif isinstance(s, Loop):
-            trips = len(range(s.start, s.stop, s.step))
-            for k, n in _calls_per_kernel(s.body, times * trips).items():
-                out[k] = out.get(k, 0) + n
-    return out
 
 
 def run(size: int, dtype=tl.bf16, repeat: int = 1, functional: bool = True) -> dict:

@@ -59,11 +59,14 @@ def extern_kernels(m: int, k: int, n: int, device: str) -> tuple[object, object]
     return zero, matmul
 
 
-def build(size: int = 128, t: int = 32, device: str = "npu1") -> object:
-    """A size^3 GEMM in t^3 tiles on one core: for each C tile, zero it, then accumulate over K."""
+def build(size: int = 128, t: int = 32, device: str = "npu1", kernels: tuple[object, object] | None = None) -> object:
+    """A size^3 GEMM in t^3 tiles on one core: for each C tile, zero it, then accumulate over K.
+
+    ``kernels``: the (zero, matmul) kernels the core calls (default: mm.cc's, :func:`extern_kernels`).
+    """
     M = K = N = size  # noqa: N806
     m = k = n = t
-    zero, matmul = extern_kernels(m, k, n, device)
+    zero, matmul = kernels if kernels is not None else extern_kernels(m, k, n, device)
     tiles_m, tiles_n, tiles_k = M // m, N // n, K // k
 
     @tl.design(device=device)

@@ -121,8 +121,7 @@ class World:
             for src, off in zip(ln.srcs, ln.offsets, strict=True):
                 part = self.fifo_decl[src].elem.numel
                 self.link_writers[(src, ln.name)] = ring.writer(f"dma:{src}", off, part)
-            part = self.fifo_decl[ln.srcs[0]].elem.numel
-            idx = ln.join_indices(part) if ln.pattern is not None else None  # (each part re-laid out)
+            idx = ln.join_indices() if ln.pattern is not None else None  # (each part re-laid out)
             self.link_readers[(whole.name, ln.name)] = RingSource(ring.reader(f"dma:{whole.name}"), 0,
                                                                   whole.elem.numel, idx)
             return

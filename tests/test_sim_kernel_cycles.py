@@ -63,37 +63,6 @@ def test_a_gemm_with_bank_conflicts_is_charged_none_for_a_given_kernel() -> None
         assert s.busy == model.stats.cores[c].busy - model.stats.cores[c].banks  # the model's calls less their conflicts
 
 
-def _gemm(zero, mac, size: int = 128, t: int = 32):  # noqa: ANN001, ANN202 - kernels in, a Design out
-    """A size^3 GEMM in t^3 tiles on one core, calling the given zero and mac kernels."""
-    n = size // t
-
-    @tl.design(device="npu1")
-    def gemm(A: tl.Tensor[(size, size), tl.bf16], B: tl.Tensor[(size, size), tl.bf16],
-             C: tl.Tensor[(size, size), tl.f32]):
-        a_in = tl.fifo(tl.Tile[(t, t), tl.bf16], depth=2, name="a_in")
-        b_in = tl.fifo(tl.Tile[(t, t), tl.bf16], depth=2, name="b_in")
-        c_out = tl.fifo(tl.Tile[(t, t), tl.f32], depth=2, name="c_out")
-
-        @tl.core(name="mm", tile=(0, 2))
-        def mm():
-            for _ in tl.range(n * n):
-                c = c_out.acquire()
-                zero(c)
-                for _ in tl.range(n):
-                    a, b = a_in.acquire(), b_in.acquire()
-                    mac(a, b, c)
-                    a_in.release()
-                    b_in.release()
-                c_out.release()
-
-        for i in range(n):
-            tl.dma(A, a_in, pattern=tl.pattern(i * t * size, (n, n, t, t), (0, t, size, 1)))
-            tl.dma(B, b_in, pattern=tl.pattern(0, (n, n, t, t), (t, t * size, size, 1)))
-        tl.dma(c_out, C, pattern=tl.tiles((t, t)))
-
-    return gemm
-
-
 def test_traced_kernels_given_cycles_run_as_extern_kernels_declaring_them() -> None:
     """Two paths to one timing: extern kernels' declared cycles and traced kernels' given cycles (both
     without bank effects) give the same run, and the numbers of both equal numpy's."""
@@ -119,9 +88,9 @@ def test_traced_kernels_given_cycles_run_as_extern_kernels_declaring_them() -> N
     rng = np.random.default_rng(0)
     arrays = {"A": rng.integers(-4, 5, (128, 128)).astype(np.float32),
               "B": rng.integers(-4, 5, (128, 128)).astype(np.float32)}
-    given = tl.simulate(tl.plan(_gemm(zero, mac), strategy="greedy"), kernel_cycles={"zero": 321, "mac": 4321},
-                        **arrays)
-    declared = tl.simulate(tl.plan(_gemm(ext_zero, ext_mac), strategy="greedy"), **arrays)
+    given = tl.simulate(tl.plan(mme.build(128, t, kernels=(zero, mac)), strategy="greedy"),
+                        kernel_cycles={"zero": 321, "mac": 4321}, **arrays)
+    declared = tl.simulate(tl.plan(mme.build(128, t, kernels=(ext_zero, ext_mac)), strategy="greedy"), **arrays)
     assert given.cycles == declared.cycles and given.stats == declared.stats
     for res in (given, declared):
         assert np.array_equal(res.outputs["C"], arrays["A"] @ arrays["B"])

@@ -153,7 +153,7 @@ class _Network:
                 for part, off in zip(parts, ln.offsets, strict=True):
                     whole[off : off + part.size] = part
                 if ln.pattern is not None:  # the memtile sends each part re-laid out, by offset
-                    whole = whole[ln.join_indices(parts[0].size)]
+                    whole = whole[ln.join_indices()]
                 self.fifos[ln.dsts[0]].publish(whole.reshape(dst.shape))
                 continue
             offsets = ln.offsets if ln.kind is LinkKind.SPLIT else (0,) * len(ln.dsts)

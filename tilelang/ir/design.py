@@ -424,7 +424,7 @@ class Link:
     def fifos(self) -> tuple[str, ...]:
         return self.srcs + self.dsts
 
-    def join_indices(self, part_numel: int) -> np.ndarray:
+    def join_indices(self) -> np.ndarray:
         """A join with a pattern: the joined element's values in the order the memtile sends them (each
         part, by offset, walked by the pattern within itself)."""
         idx = self.pattern.indices()  # type: ignore[union-attr]

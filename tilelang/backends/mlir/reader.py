@@ -64,11 +64,14 @@ from tilelang.ir.design import (
     Release,
     Stmt,
     TensorDecl,
+    call_counts,
+    released,
 )
 from tilelang.ir.dtypes import DTYPES, DType
 from tilelang.ir.kernel import AnyKernel, ExternKernel, Param
 from tilelang.ir.pattern import AccessPattern
 from tilelang.ir.types import TensorType, TileType
+from tilelang.ir.verify import core_ports, verify_design
 
 #: Safety net of the child that parses a module first (:func:`_parses`): a module parses in milliseconds.
 PARSE_SECONDS = 60.0
@@ -273,6 +276,11 @@ class _Reader:
         self.sequence: object | None = None
         #: core-local buffers by their value: (tile, buffer)
         self.buffers: dict[object, tuple[tuple[int, int], LocalBuffer]] = {}
+        #: per function, the positions of the arguments its calls write (produce-side elements, buffers)
+        self._writes: dict[str, set[int]] = {}
+        #: loop induction variables (values) by nesting depth
+        self._ivs: dict[object, int] = {}
+        self._n_moves = 0
 
     # -- the device body -------------------------------------------------------------------------
 
@@ -576,9 +584,6 @@ class _Reader:
     # -- the design ------------------------------------------------------------------------------------
 
     def _design(self) -> Design:
-        self._writes: dict[str, set[int]] = {}
-        self._ivs: dict[object, int] = {}
-        self._n_moves = 0
         cores: list[Core] = []
         forever: dict[str, bool] = {}
         for tile, op, _ in self.cores:
@@ -593,12 +598,10 @@ class _Reader:
         moves = self._moves(tensors)
         kernels = self._kernels({t: lw for t, _, lw in self.cores})
         cores = _trips(cores, forever, self.fifos, self.links, moves, tensors)
-        used = {s.kernel for c in cores for s in _walk(c.body) if hasattr(s, "kernel")}
+        used = {k for c in cores for k in call_counts(c.body)}
         fifos = tuple(Fifo(f.name, f.elem, f.depth) for f in self.fifos.values())
         design = Design(self.name, self.device, tuple(tensors), tuple(k for k in kernels if k.name in used), fifos,
                         tuple(cores), tuple(self.links), tuple(moves))
-        from tilelang.ir.verify import verify_design
-
         verify_design(design)
         return design
 
@@ -646,25 +649,6 @@ def _link_with(op: object) -> str | None:
     return str(a).strip('"') if a is not None else None
 
 
-def _walk(body: tuple[Stmt, ...]):  # noqa: ANN202 - the statements, loops entered
-    for s in body:
-        yield s
-        if isinstance(s, Loop):
-            yield from _walk(s.body)
-
-
-def _per_trip(body: tuple[Stmt, ...], port: Port, times: int = 1) -> dict[str, int]:
-    """Elements released per fifo on ``port`` by one run of ``body``."""
-    out: dict[str, int] = {}
-    for s in body:
-        if isinstance(s, Release) and s.port is port:
-            out[s.fifo] = out.get(s.fifo, 0) + s.n * times
-        elif isinstance(s, Loop):
-            for k, v in _per_trip(s.body, port, times * len(range(s.start, s.stop, s.step))).items():
-                out[k] = out.get(k, 0) + v
-    return out
-
-
 def _trips(cores: list[Core], forever: dict[str, bool], fifos: dict[str, _Fifo], links: list[Link],
            moves: list[Dma], tensors: list[TensorDecl]) -> list[Core]:
     """The cores with each endless outer loop given the trip count the data moved allows.
@@ -698,7 +682,8 @@ def _trips(cores: list[Core], forever: dict[str, bool], fifos: dict[str, _Fifo],
                               f"of its {elem}-value elements")
         put(name, n // elem, "its host moves")
     trips = {c.name: None if forever[c.name] else 1 for c in cores}
-    uses = {c.name: (_per_trip(c.body, Port.CONSUME), _per_trip(c.body, Port.PRODUCE)) for c in cores}
+    # elements of each fifo a core gives back per trip (a core uses a fifo on one side only)
+    uses = {c.name: {f: released(c.body, f) for f in core_ports(c)} for c in cores}
     changed = True
     while changed:
         changed = False
@@ -709,9 +694,8 @@ def _trips(cores: list[Core], forever: dict[str, bool], fifos: dict[str, _Fifo],
                 for f in (*link.srcs, *link.dsts):
                     changed |= put(f, n, f"link {link.name}")
         for c in cores:
-            consumed, produced = uses[c.name]
             if trips[c.name] is None:
-                for f, k in (*consumed.items(), *produced.items()):
+                for f, k in uses[c.name].items():
                     if f in total and k:
                         if total[f] % k:
                             raise DesignError(f"core {c.name} takes {k} elements of @{f} a trip of its endless loop, "
@@ -720,7 +704,7 @@ def _trips(cores: list[Core], forever: dict[str, bool], fifos: dict[str, _Fifo],
                         changed = True
                         break
             if trips[c.name] is not None:
-                for f, k in (*consumed.items(), *produced.items()):
+                for f, k in uses[c.name].items():
                     changed |= put(f, k * trips[c.name], f"core {c.name}'s trips")  # type: ignore[operator]
     out = []
     for c in cores:
